@@ -1,0 +1,223 @@
+//! `ecnlab-sim`: a thin command-line front over the ecnlab library.
+
+use ecnlab::{builtin, Error, Scenario};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+ecnlab-sim — fast deterministic simulator for ECN marking in datacenter switches
+
+USAGE:
+  ecnlab-sim run SCENARIO --out DIR [--seed N] [--set path=value]...
+  ecnlab-sim validate SCENARIO [--set path=value]...
+  ecnlab-sim list
+  ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
+  ecnlab-sim reproduce ID [--quick | --paper] [--jobs N] --out DIR
+
+SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
+Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input.";
+
+struct Args {
+    rest: Vec<String>,
+}
+
+impl Args {
+    fn flag(&mut self, name: &str) -> bool {
+        let before = self.rest.len();
+        self.rest.retain(|a| a != name);
+        before != self.rest.len()
+    }
+    fn value(&mut self, name: &str) -> Result<Option<String>, Error> {
+        let Some(i) = self.rest.iter().position(|a| a == name) else {
+            return Ok(None);
+        };
+        if i + 1 >= self.rest.len() {
+            return Err(Error::config(name, "needs a value"));
+        }
+        let v = self.rest.remove(i + 1);
+        self.rest.remove(i);
+        Ok(Some(v))
+    }
+    fn values(&mut self, name: &str) -> Result<Vec<String>, Error> {
+        let mut out = vec![];
+        while let Some(v) = self.value(name)? {
+            out.push(v);
+        }
+        Ok(out)
+    }
+    fn positional(&mut self, what: &str) -> Result<String, Error> {
+        if self.rest.is_empty() || self.rest[0].starts_with("--") {
+            return Err(Error::config(what, "missing"));
+        }
+        Ok(self.rest.remove(0))
+    }
+    fn done(&self) -> Result<(), Error> {
+        match self.rest.first() {
+            Some(a) => Err(Error::config(a.as_str(), "unexpected argument")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn load(spec: &str, sets: &[String]) -> Result<Scenario, Error> {
+    let path = Path::new(spec);
+    if path.exists() {
+        return Scenario::from_file(path, sets);
+    }
+    match builtin::scenario(spec) {
+        Some(text) => Scenario::from_toml(text, sets),
+        None => Err(Error::config(
+            "SCENARIO",
+            format!(
+                "`{spec}` is neither a file nor a shipped scenario ({})",
+                names().join(", ")
+            ),
+        )),
+    }
+}
+
+fn names() -> Vec<&'static str> {
+    builtin::SCENARIOS.iter().map(|(n, _)| *n).collect()
+}
+
+fn cmd_run(mut a: Args) -> Result<(), Error> {
+    let out = a
+        .value("--out")?
+        .ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
+    let seed = a.value("--seed")?;
+    let mut sets = a.values("--set")?;
+    if let Some(s) = seed {
+        sets.push(format!("seed={s}"));
+    }
+    let spec = a.positional("SCENARIO")?;
+    a.done()?;
+    let sc = load(&spec, &sets)?;
+    let report = ecnlab::run(&sc)?;
+    report.write_dir(&PathBuf::from(&out))?;
+    let s = &report.summary;
+    eprintln!(
+        "ran {} ({} simulated s) in {:.2} s wall, {} events; goodput {:.3} Gb/s → {}",
+        if sc.name.is_empty() { &spec } else { &sc.name },
+        s["sim_time_s"],
+        s["wall_time_s"].as_f64().unwrap_or(0.0),
+        s["events"],
+        s["goodput"]["total_gbps"].as_f64().unwrap_or(0.0),
+        out
+    );
+    Ok(())
+}
+
+fn cmd_validate(mut a: Args) -> Result<(), Error> {
+    let sets = a.values("--set")?;
+    let spec = a.positional("SCENARIO")?;
+    a.done()?;
+    let sc = load(&spec, &sets)?;
+    ecnlab::Sim::new(&sc)?;
+    println!("ok: {spec}");
+    Ok(())
+}
+
+fn cmd_list(a: Args) -> Result<(), Error> {
+    a.done()?;
+    println!("scenarios:");
+    for (n, text) in builtin::SCENARIOS {
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches('#')
+            .trim();
+        println!("  {n:<24} {first}");
+    }
+    Ok(())
+}
+
+/// Peak resident set size in MiB (Linux), from /proc/self/status.
+fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn cmd_bench(mut a: Args) -> Result<(), Error> {
+    let json = a.flag("--json");
+    let spec = a
+        .value("--scenario")?
+        .unwrap_or_else(|| "dctcp-8flows".into());
+    let sets = a.values("--set")?;
+    a.done()?;
+    let sc = load(&spec, &sets)?;
+    let report = ecnlab::run(&sc)?;
+    let s = &report.summary;
+    let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
+    // The bottleneck: the switch port that sent the most packets.
+    let (name, port) = s["ports"]
+        .as_object()
+        .and_then(|m| {
+            m.iter()
+                .max_by_key(|(_, v)| v["counters"]["sent_pkts"].as_u64().unwrap_or(0))
+        })
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .unwrap_or_default();
+    let pkts = port["counters"]["sent_pkts"].as_u64().unwrap_or(0);
+    let arrived = port["counters"]["arrived_pkts"]
+        .as_u64()
+        .unwrap_or(0)
+        .max(1);
+    let out = serde_json::json!({
+        "sim": "ecnlab",
+        "scenario": spec,
+        "bottleneck_port": name,
+        "sim_time_s": s["sim_time_s"],
+        "wall_time_s": wall,
+        "events": s["events"],
+        "events_per_s": s["events_per_s"],
+        "bottleneck_pkts": pkts,
+        "bottleneck_pkts_per_s": pkts as f64 / wall,
+        "peak_rss_mib": peak_rss_mib(),
+        "goodput_gbps": s["goodput"]["total_gbps"],
+        "queue_mean_pkts": port["occupancy"]["mean_pkts"],
+        "queue_p99_pkts": port["occupancy"]["p99_pkts"],
+        "marked_fraction": port["counters"]["marked_pkts"].as_u64().unwrap_or(0) as f64 / arrived as f64,
+        "drops": port["counters"]["dropped_pkts"],
+    });
+    if json {
+        println!("{out}");
+    } else {
+        for (k, v) in out.as_object().expect("object") {
+            println!("{k:<24} {v}");
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let cmd = argv.remove(0);
+    let a = Args { rest: argv };
+    let r = match cmd.as_str() {
+        "run" => cmd_run(a),
+        "validate" => cmd_validate(a),
+        "list" => cmd_list(a),
+        "bench" => cmd_bench(a),
+        _ => Err(Error::config(
+            "COMMAND",
+            format!("unknown command `{cmd}`; see --help"),
+        )),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(match e {
+                Error::Config { .. } => 2,
+                _ => 1,
+            })
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The one error type: bad input names its field path; bugs are assertions, never errors.
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A scenario or experiment field is missing, malformed or out of range.
+    #[error("config error at `{path}`: {msg}")]
+    Config { path: String, msg: String },
+    /// A run stopped before completing (event budget, internal limit).
+    #[error("run error: {0}")]
+    Run(String),
+    #[error("i/o error: {0}")]
+    Io(String),
+    /// An experiment ran but one or more of its checks failed.
+    #[error("{0}")]
+    CheckFailed(String),
+}
+
+impl Error {
+    pub fn config(path: impl Into<String>, msg: impl Into<String>) -> Error {
+        let path = path.into();
+        Error::Config {
+            path: if path.is_empty() {
+                "<root>".into()
+            } else {
+                path
+            },
+            msg: msg.into(),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,1 @@
+//! Experiment definitions (grids and checks over scenarios), the parallel runner and result tables.

@@ -1,0 +1,52 @@
+//! ecnlab: a fast, deterministic packet-level simulator for ECN marking in multi-queue datacenter switches.
+//!
+//! # Architecture map (read this first)
+//!
+//! ```text
+//!  scenario::Scenario ──(validate, build)──▶ sim::Sim ──(run)──▶ sim::RunReport ──▶ run directory
+//!        TOML + --set                          │                                   summary.json, fct.csv,
+//!                                              │                                   series/*.csv, trace.csv
+//!   engine::EventQueue  (time, phase, seq) ────┤
+//!   net::Network        hosts, switches, one egress port per link direction, BFS routes + ECMP
+//!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters
+//!     ├─ sched::AnyScheduler   which queue sends next (no ECN knowledge)
+//!     └─ mark::AnyMarker       Pass / Mark / Drop at enqueue and dequeue, from a read-only PortState
+//!   transport::{TcpSender, TcpReceiver}   sans-IO endpoints; congestion control in transport::cc
+//!   sim::workload       flows, back-to-back connections, incast rounds, probes
+//!   observe             histograms, series, trace records
+//!   experiment          experiment definitions (grids + checks), the runner, result tables
+//! ```
+//!
+//! A packet's life: a transport emits it → the host's NIC port → link pipe → switch routes it → egress
+//! port enqueue (marker may mark/drop) → scheduler picks it → dequeue (marker again) → link → host → transport.
+//! Everything is owned by one `Sim` in `Vec`s indexed by ids; events name components, never hold state.
+
+pub mod builtin;
+pub mod engine;
+pub mod error;
+pub mod experiment;
+pub mod mark;
+pub mod net;
+pub mod observe;
+pub mod packet;
+pub mod port;
+pub mod scenario;
+pub mod sched;
+pub mod sim;
+pub mod transport;
+pub mod units;
+
+pub use error::{Error, Result};
+pub use scenario::Scenario;
+pub use sim::{RunReport, Sim};
+
+/// Validates, builds and runs a scenario; checks packet conservation at the end.
+pub fn run(sc: &Scenario) -> Result<RunReport> {
+    let t0 = std::time::Instant::now();
+    let mut sim = Sim::new(sc)?;
+    sim.run()?;
+    sim.check_conservation()
+        .map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(sim.report(sc, wall))
+}

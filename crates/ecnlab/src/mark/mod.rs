@@ -1,0 +1,153 @@
+//! Marking schemes: each decides Pass / Mark / Drop for one packet from a read-only `PortState`.
+//!
+//! A marker never moves packets; the port applies its verdict (a Mark on a non-ECT packet passes it or drops
+//! it, per the port's `non_ect` option). Each scheme is one file citing its paper; `AnyMarker` dispatches.
+
+pub mod red;
+pub mod threshold;
+
+pub use red::Red;
+pub use threshold::Threshold;
+
+use crate::packet::Packet;
+use crate::units::{Bytes, Rate, Time};
+
+/// Where in the port a marker looks at packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum At {
+    Enqueue,
+    Dequeue,
+}
+
+/// Queue-length comparison; each paper pins its own (DESIGN, "Occupancy").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compare {
+    /// `queue ≥ K` (ECN* §3.1, PMSB Alg. 1).
+    Ge,
+    /// `queue > K`, "exceeds" (MQ-ECN §2.1, DCTCP).
+    Gt,
+}
+
+impl Compare {
+    pub fn holds(self, value: u64, threshold: u64) -> bool {
+        match self {
+            Compare::Ge => value >= threshold,
+            Compare::Gt => value > threshold,
+        }
+    }
+}
+
+/// Why a packet was marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkReason {
+    /// Instantaneous queue length over a threshold.
+    Threshold,
+    /// RED's probabilistic or forced mark on the average queue.
+    Red,
+}
+
+impl MarkReason {
+    pub const ALL: [MarkReason; 2] = [MarkReason::Threshold, MarkReason::Red];
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkReason::Threshold => "threshold",
+            MarkReason::Red => "red",
+        }
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// No room in the port buffer (tail drop).
+    BufferFull,
+    /// The marker decided to drop (an AQM drop).
+    Aqm,
+    /// A mark verdict on a non-ECT packet under `non_ect = "drop"`.
+    NonEct,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 3] = [DropReason::BufferFull, DropReason::Aqm, DropReason::NonEct];
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::BufferFull => "buffer_full",
+            DropReason::Aqm => "aqm",
+            DropReason::NonEct => "non_ect",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Mark(MarkReason),
+    Drop(DropReason),
+}
+
+/// What a marker may read about its port. At enqueue the arriving packet is already counted; at dequeue
+/// the departing packet no longer is (DESIGN, "Occupancy"). The packet in transmission is never counted.
+#[derive(Clone, Copy, Debug)]
+pub struct PortState<'a> {
+    pub now: Time,
+    pub rate: Rate,
+    pub mtu: Bytes,
+    pub buffer: Bytes,
+    pub queue_bytes: &'a [u64],
+    pub queue_pkts: &'a [u32],
+    pub port_bytes: u64,
+}
+
+/// Every marking scheme, dispatched without virtual calls in the hot path.
+#[derive(Clone, Debug)]
+pub enum AnyMarker {
+    /// Drop-tail only: never marks.
+    None,
+    Threshold(Threshold),
+    Red(Red),
+}
+
+impl AnyMarker {
+    pub fn on_enqueue(&mut self, st: &PortState, q: usize, p: &Packet) -> Verdict {
+        match self {
+            AnyMarker::None => Verdict::Pass,
+            AnyMarker::Threshold(m) => m.on_enqueue(st, q),
+            AnyMarker::Red(m) => m.on_enqueue(st, q, p),
+        }
+    }
+
+    /// `sojourn` = now − the packet's enqueue time.
+    pub fn on_dequeue(&mut self, st: &PortState, q: usize, _p: &Packet, _sojourn: Time) -> Verdict {
+        match self {
+            AnyMarker::None | AnyMarker::Red(_) => Verdict::Pass,
+            AnyMarker::Threshold(m) => m.on_dequeue(st, q),
+        }
+    }
+
+    /// The port went idle at `now` (RED ages its average over idle time).
+    pub fn on_idle(&mut self, now: Time) {
+        if let AnyMarker::Red(m) = self {
+            m.on_idle(now)
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// A hand-made port view: 10 Gb/s, MTU 1500, the given per-queue backlogs.
+    pub fn state<'a>(queue_bytes: &'a [u64], queue_pkts: &'a [u32], now: Time) -> PortState<'a> {
+        PortState {
+            now,
+            rate: Rate::gbps(10),
+            mtu: Bytes(1500),
+            buffer: Bytes(1_000_000),
+            queue_bytes,
+            queue_pkts,
+            port_bytes: queue_bytes.iter().sum(),
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Packets: a small `Copy` header record living in a pool, passed around by `PacketId`.
+
+use crate::units::{Bytes, Time};
+
+/// The two ECN bits of the IP header (RFC 3168 §5); ECT(0) and ECT(1) are treated alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect,
+    Ce,
+}
+
+impl Ecn {
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Kind {
+    #[default]
+    Data,
+    /// A pure acknowledgement.
+    Ack,
+    Syn,
+    SynAck,
+    /// A one-packet application request from the receiver that releases the sender's next block (incast).
+    Request,
+    ProbeRequest,
+    ProbeReply,
+}
+
+/// Bytes of IP + TCP headers: MTU 1500 on the wire carries MSS 1460.
+pub const HEADER_BYTES: u32 = 40;
+
+/// Up to three SACK blocks, `[start, end)` byte ranges above the cumulative ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Sack {
+    pub n: u8,
+    pub blocks: [(u64, u64); 3],
+}
+
+impl Sack {
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks[..self.n as usize].iter().copied()
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub kind: Kind,
+    pub ecn: Ecn,
+    /// Service class = queue index at switches.
+    pub class: u8,
+    pub ece: bool,
+    pub cwr: bool,
+    /// A retransmitted segment (RFC 3168 forbids ECT on these).
+    pub retx: bool,
+    /// Size on the wire (headers included).
+    pub wire: u32,
+    /// First payload byte (data) and payload length.
+    pub seq: u64,
+    pub len: u32,
+    /// Cumulative ACK: next byte expected.
+    pub ack: u64,
+    pub sack: Sack,
+    /// Sender timestamp and the echoed one (RFC 7323 style), for RTT samples.
+    pub ts: Time,
+    pub ts_echo: Time,
+    /// When the packet entered its current queue (set by the port).
+    pub enqueued_at: Time,
+    /// The sender's congestion window in segments when the packet left (ECN* Table 1 reads it).
+    pub cwnd_segments: u32,
+}
+
+impl Packet {
+    pub fn wire_bytes(&self) -> Bytes {
+        Bytes(self.wire as u64)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PacketId(pub u32);
+
+/// Owns every packet in flight; ids are recycled through a free list so the hot path never allocates once
+/// the pool has grown to the run's peak.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl PacketPool {
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PacketId(i)
+            }
+            None => {
+                self.slots.push(p);
+                PacketId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+    pub fn free(&mut self, id: PacketId) {
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+    /// Packets currently allocated (in queues, on links).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}

@@ -1,0 +1,301 @@
+//! The egress port mechanism: buffer admission, classification into per-class FIFOs, scheduler and marker
+//! calls, transmission bookkeeping, counters and exact occupancy statistics.
+//!
+//! Written once; schedulers and markers are plug-ins that see a `PortState`.
+
+pub mod occupancy;
+
+pub use occupancy::{Occupancy, OccupancyStats};
+
+use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
+use crate::packet::{Ecn, Packet, PacketId, PacketPool};
+use crate::sched::{AnyScheduler, QueueView};
+use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
+
+/// What a marker's Mark verdict does to a non-ECT packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NonEct {
+    /// Pass it unmarked (the default).
+    #[default]
+    Pass,
+    /// Drop it (a WRED profile that drops non-ECT traffic at the marking threshold).
+    Drop,
+}
+
+/// Counters of one queue (or of the whole port).
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub arrived_pkts: u64,
+    pub arrived_bytes: u64,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub marks: [u64; MarkReason::ALL.len()],
+    pub drops: [u64; DropReason::ALL.len()],
+    /// Mark verdicts on non-ECT packets that passed unmarked.
+    pub non_ect_passed: u64,
+}
+
+impl Counters {
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+pub struct Queue {
+    fifo: VecDeque<(PacketId, u32)>,
+    pub bytes: u64,
+    pub pkts: u32,
+    pub counters: Counters,
+    pub occupancy: Occupancy,
+}
+
+/// Static configuration of a port, resolved to bytes.
+#[derive(Clone, Debug)]
+pub struct PortConfig {
+    pub rate: Rate,
+    pub delay: Time,
+    pub mtu: Bytes,
+    pub buffer: Bytes,
+    pub queues: usize,
+    pub non_ect: NonEct,
+}
+
+/// The outcome of offering a packet to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Queued; `marked` says whether the marker marked it at enqueue.
+    Queued {
+        queue: usize,
+        marked: bool,
+    },
+    Dropped(DropReason),
+}
+
+pub struct Port {
+    pub cfg: PortConfig,
+    pub queues: Vec<Queue>,
+    /// Shadow arrays handed to markers as slices.
+    q_bytes: Vec<u64>,
+    q_pkts: Vec<u32>,
+    pub port_bytes: u64,
+    pub sched: AnyScheduler,
+    pub marker: AnyMarker,
+    /// The packet being serialized, if any.
+    pub in_tx: Option<PacketId>,
+    /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
+    pub pipe: VecDeque<(Time, PacketId)>,
+    pub occupancy: Occupancy,
+    /// Time the transmitter spent busy (for utilisation).
+    pub busy_time: Time,
+    pub first_mark: Option<(Time, u32)>,
+}
+
+struct View<'a>(&'a [Queue]);
+impl QueueView for View<'_> {
+    fn n(&self) -> usize {
+        self.0.len()
+    }
+    fn head(&self, q: usize) -> Option<u32> {
+        self.0[q].fifo.front().map(|&(_, w)| w)
+    }
+}
+
+impl Port {
+    pub fn new(cfg: PortConfig, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
+        let n = cfg.queues;
+        Port {
+            queues: (0..n)
+                .map(|_| Queue {
+                    fifo: VecDeque::new(),
+                    bytes: 0,
+                    pkts: 0,
+                    counters: Counters::default(),
+                    occupancy: Occupancy::new(histogram),
+                })
+                .collect(),
+            q_bytes: vec![0; n],
+            q_pkts: vec![0; n],
+            port_bytes: 0,
+            sched,
+            marker,
+            in_tx: None,
+            pipe: VecDeque::new(),
+            occupancy: Occupancy::new(histogram),
+            busy_time: Time::ZERO,
+            first_mark: None,
+            cfg,
+        }
+    }
+
+    /// The marker's view, borrowing only the fields it reads (so the marker itself can be borrowed mutably).
+    fn state<'a>(
+        cfg: &PortConfig,
+        q_bytes: &'a [u64],
+        q_pkts: &'a [u32],
+        port_bytes: u64,
+        now: Time,
+    ) -> PortState<'a> {
+        PortState {
+            now,
+            rate: cfg.rate,
+            mtu: cfg.mtu,
+            buffer: cfg.buffer,
+            queue_bytes: q_bytes,
+            queue_pkts: q_pkts,
+            port_bytes,
+        }
+    }
+
+    /// Class → queue: classes beyond the last queue share the last one.
+    pub fn classify(&self, class: u8) -> usize {
+        (class as usize).min(self.queues.len() - 1)
+    }
+
+    fn set_len(&mut self, now: Time, q: usize, bytes: u64, pkts: u32) {
+        let port_bytes = self.port_bytes + bytes - self.queues[q].bytes;
+        self.queues[q].bytes = bytes;
+        self.queues[q].pkts = pkts;
+        self.q_bytes[q] = bytes;
+        self.q_pkts[q] = pkts;
+        self.port_bytes = port_bytes;
+        self.queues[q].occupancy.set(now, bytes);
+        self.occupancy.set(now, port_bytes);
+    }
+
+    /// Applies a marker verdict to a packet; returns the drop reason if it must go.
+    fn apply(
+        &mut self,
+        q: usize,
+        v: Verdict,
+        p: &mut Packet,
+        now: Time,
+    ) -> Result<bool, DropReason> {
+        let c = &mut self.queues[q].counters;
+        match v {
+            Verdict::Pass => Ok(false),
+            Verdict::Drop(r) => Err(r),
+            Verdict::Mark(r) => {
+                if p.ecn.is_ect() {
+                    p.ecn = Ecn::Ce;
+                    c.marks[r as usize] += 1;
+                    if self.first_mark.is_none() {
+                        self.first_mark = Some((now, p.cwnd_segments));
+                    }
+                    Ok(true)
+                } else if self.cfg.non_ect == NonEct::Drop {
+                    Err(DropReason::NonEct)
+                } else {
+                    c.non_ect_passed += 1;
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    /// Buffer admission, the marker at enqueue, and the FIFO. The caller frees dropped packets.
+    pub fn enqueue(&mut self, now: Time, id: PacketId, pool: &mut PacketPool) -> Admit {
+        let p = pool.get_mut(id);
+        let q = self.classify(p.class);
+        let wire = p.wire as u64;
+        let c = &mut self.queues[q].counters;
+        c.arrived_pkts += 1;
+        c.arrived_bytes += wire;
+        if self.port_bytes + wire > self.cfg.buffer.0 {
+            c.drops[DropReason::BufferFull as usize] += 1;
+            return Admit::Dropped(DropReason::BufferFull);
+        }
+        // The arriving packet counts toward the occupancy the marker sees.
+        self.q_bytes[q] += wire;
+        self.q_pkts[q] += 1;
+        let st = Self::state(
+            &self.cfg,
+            &self.q_bytes,
+            &self.q_pkts,
+            self.port_bytes + wire,
+            now,
+        );
+        let verdict = self.marker.on_enqueue(&st, q, p);
+        self.q_bytes[q] -= wire;
+        self.q_pkts[q] -= 1;
+        let marked = match self.apply(q, verdict, p, now) {
+            Ok(m) => m,
+            Err(r) => {
+                self.queues[q].counters.drops[r as usize] += 1;
+                return Admit::Dropped(r);
+            }
+        };
+        p.enqueued_at = now;
+        let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
+        self.queues[q].fifo.push_back((id, wire as u32));
+        self.set_len(now, q, b, n);
+        Admit::Queued { queue: q, marked }
+    }
+
+    /// Takes the next packet to transmit (scheduler, then the marker at dequeue). Packets the dequeue marker
+    /// drops are returned in `dropped` for the caller to account and free. Returns (packet, queue, marked).
+    pub fn dequeue(
+        &mut self,
+        now: Time,
+        pool: &mut PacketPool,
+        dropped: &mut Vec<(PacketId, usize, DropReason)>,
+    ) -> Option<(PacketId, usize, bool)> {
+        loop {
+            let q = self.sched.pick(&View(&self.queues))?;
+            let (id, wire) = self.queues[q]
+                .fifo
+                .pop_front()
+                .expect("scheduler picked an empty queue");
+            let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
+            self.set_len(now, q, b, n);
+            let p = pool.get_mut(id);
+            let sojourn = now - p.enqueued_at;
+            let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, self.port_bytes, now);
+            let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
+            match self.apply(q, verdict, p, now) {
+                Ok(marked) => {
+                    let c = &mut self.queues[q].counters;
+                    c.sent_pkts += 1;
+                    c.sent_bytes += wire as u64;
+                    return Some((id, q, marked));
+                }
+                Err(r) => {
+                    self.queues[q].counters.drops[r as usize] += 1;
+                    dropped.push((id, q, r));
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.port_bytes == 0
+    }
+
+    /// Packets waiting in the queues (not counting the one in transmission).
+    pub fn queued_pkts(&self) -> u64 {
+        self.queues.iter().map(|q| q.pkts as u64).sum()
+    }
+
+    pub fn counters(&self) -> Counters {
+        let mut t = Counters::default();
+        for q in &self.queues {
+            let c = &q.counters;
+            t.arrived_pkts += c.arrived_pkts;
+            t.arrived_bytes += c.arrived_bytes;
+            t.sent_pkts += c.sent_pkts;
+            t.sent_bytes += c.sent_bytes;
+            t.non_ect_passed += c.non_ect_passed;
+            for i in 0..t.marks.len() {
+                t.marks[i] += c.marks[i];
+            }
+            for i in 0..t.drops.len() {
+                t.drops[i] += c.drops[i];
+            }
+        }
+        t
+    }
+}

@@ -1,0 +1,121 @@
+//! Exact time-weighted occupancy over every change: mean and maximum exactly, quantiles from a `LogHist`.
+
+use crate::observe::LogHist;
+use crate::units::Time;
+
+#[derive(Clone, Debug)]
+pub struct Occupancy {
+    cur: u64,
+    last: Time,
+    start: Time,
+    integral: u128,
+    max: u64,
+    hist: Option<LogHist>,
+}
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct OccupancyStats {
+    /// Time-weighted mean over the window, bytes.
+    pub mean: f64,
+    pub max: u64,
+    /// Time-weighted median and 99th percentile, bytes (when histograms are on for the port).
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+impl Occupancy {
+    pub fn new(histogram: bool) -> Occupancy {
+        Occupancy {
+            cur: 0,
+            last: Time::ZERO,
+            start: Time::ZERO,
+            integral: 0,
+            max: 0,
+            hist: histogram.then(LogHist::default),
+        }
+    }
+
+    fn accrue(&mut self, now: Time) {
+        let dt = now.saturating_sub(self.last).0;
+        if dt > 0 {
+            self.integral += self.cur as u128 * dt as u128;
+            if let Some(h) = &mut self.hist {
+                h.add(self.cur, dt);
+            }
+            self.last = now;
+        }
+    }
+
+    #[inline]
+    pub fn set(&mut self, now: Time, value: u64) {
+        self.accrue(now);
+        self.cur = value;
+        self.max = self.max.max(value);
+    }
+
+    /// Starts the measurement window at `now` (e.g. after warm-up).
+    pub fn reset(&mut self, now: Time) {
+        self.accrue(now);
+        self.start = now;
+        self.integral = 0;
+        self.max = self.cur;
+        if let Some(h) = &mut self.hist {
+            h.clear();
+        }
+    }
+
+    pub fn current(&self) -> u64 {
+        self.cur
+    }
+
+    /// Closes the window at `now` and reports it.
+    pub fn stats(&mut self, now: Time) -> OccupancyStats {
+        self.accrue(now);
+        let span = now.saturating_sub(self.start).0;
+        let mean = if span == 0 {
+            self.cur as f64
+        } else {
+            self.integral as f64 / span as f64
+        };
+        let q = |p| {
+            self.hist
+                .as_ref()
+                .map(|h| h.quantile(p).unwrap_or(self.cur as f64))
+        };
+        OccupancyStats {
+            mean,
+            max: self.max,
+            p50: q(0.5),
+            p99: q(0.99),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_weighted_mean_and_quantiles() {
+        // 0 B for 1 us, 3000 B for 3 us, then 1000 B for 6 us: mean = (9000 + 6000) / 10 = 1500.
+        let mut o = Occupancy::new(true);
+        o.set(Time::from_us(1), 3000);
+        o.set(Time::from_us(4), 1000);
+        let s = o.stats(Time::from_us(10));
+        assert!((s.mean - 1500.0).abs() < 1e-9);
+        assert_eq!(s.max, 3000);
+        assert!((s.p50.unwrap() - 1000.0).abs() <= 1000.0 / 64.0);
+        assert!((s.p99.unwrap() - 3000.0).abs() <= 3000.0 / 64.0);
+    }
+
+    #[test]
+    fn reset_starts_a_new_window() {
+        let mut o = Occupancy::new(false);
+        o.set(Time::from_us(0), 5000);
+        o.set(Time::from_us(5), 100);
+        o.reset(Time::from_us(10));
+        let s = o.stats(Time::from_us(20));
+        assert_eq!(s.max, 100);
+        assert!((s.mean - 100.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,376 @@
+//! The one scenario schema (TOML via serde), `--set` overrides, and validation with precise field paths.
+
+mod hostset;
+mod validate;
+
+pub use hostset::HostSet;
+
+use crate::error::Error;
+use crate::mark::threshold::Scope;
+use crate::mark::{At, Compare};
+use crate::port::NonEct;
+use crate::transport::TcpConfig;
+use crate::units::{Bytes, QueueLen, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated time to run.
+    pub duration: Time,
+    /// MTU on the wire of every link.
+    #[serde(default = "mtu_default")]
+    pub mtu: Bytes,
+    pub topology: Topology,
+    /// Settings of every switch egress port.
+    #[serde(default)]
+    pub switch: PortSettings,
+    /// Per-port overrides of `switch`, by port name (`s0->h0`).
+    #[serde(default)]
+    pub ports: Vec<PortOverride>,
+    #[serde(default)]
+    pub transport: TcpConfig,
+    #[serde(default)]
+    pub workloads: Vec<Workload>,
+    #[serde(default)]
+    pub observe: Observe,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+fn one() -> u64 {
+    1
+}
+fn mtu_default() -> Bytes {
+    Bytes(1500)
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Topology {
+    /// Hosts h0..h{n−1} on one switch s0.
+    Star {
+        hosts: u32,
+        rate: Rate,
+        /// One-way propagation delay of each host link.
+        delay: Time,
+        /// Per-host overrides: rate, delay, and extra delay on the host → switch direction.
+        #[serde(default)]
+        host_links: Vec<HostLink>,
+    },
+    /// `left` hosts on s0, `right` hosts on s1, one bottleneck link s0 ↔ s1. Left hosts are h0..h{left−1}.
+    Dumbbell {
+        left: u32,
+        right: u32,
+        rate: Rate,
+        delay: Time,
+        bottleneck_rate: Rate,
+        bottleneck_delay: Time,
+        #[serde(default)]
+        host_links: Vec<HostLink>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostLink {
+    pub hosts: HostSet,
+    pub rate: Option<Rate>,
+    pub delay: Option<Time>,
+    /// Added to the host → switch propagation delay only (a delay at the sender).
+    pub extra_delay: Option<Time>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PortSettings {
+    /// Buffer shared by the port's queues, first come first served.
+    pub buffer: Bytes,
+    pub queues: u32,
+    pub scheduler: SchedulerConfig,
+    pub marker: MarkerConfig,
+    pub non_ect: NonEct,
+}
+
+impl Default for PortSettings {
+    fn default() -> Self {
+        PortSettings {
+            buffer: Bytes(1_000_000),
+            queues: 1,
+            scheduler: SchedulerConfig::Sp,
+            marker: MarkerConfig::None,
+            non_ect: NonEct::Pass,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortOverride {
+    /// `s0->h0`: the port of s0 transmitting toward h0.
+    pub port: String,
+    pub buffer: Option<Bytes>,
+    pub queues: Option<u32>,
+    pub scheduler: Option<SchedulerConfig>,
+    pub marker: Option<MarkerConfig>,
+    pub non_ect: Option<NonEct>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerConfig {
+    /// Strict priority, queue 0 highest.
+    Sp,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MarkerConfig {
+    /// Drop-tail, no marking.
+    None,
+    /// Instantaneous queue-length threshold (ECN* §3.1 / §4; DCTCP's K).
+    Threshold {
+        threshold: QueueLen,
+        #[serde(default = "enqueue")]
+        at: At,
+        #[serde(default = "gt")]
+        compare: Compare,
+        #[serde(default = "queue_scope")]
+        scope: Scope,
+    },
+    /// RED on the EWMA queue; `min = max`, `weight = 1` is DCTCP-RED.
+    Red {
+        min: QueueLen,
+        max: QueueLen,
+        #[serde(default = "one_f")]
+        max_p: f64,
+        #[serde(default = "one_f")]
+        weight: f64,
+        #[serde(default)]
+        gentle: bool,
+        #[serde(default)]
+        drop_above_max: bool,
+        #[serde(default = "queue_scope")]
+        scope: Scope,
+    },
+}
+
+fn enqueue() -> At {
+    At::Enqueue
+}
+fn gt() -> Compare {
+    Compare::Gt
+}
+fn queue_scope() -> Scope {
+    Scope::Queue
+}
+fn one_f() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// One flow per source host to `dst`: long-lived without `size`, else of that size.
+    Flows {
+        src: HostSet,
+        dst: u32,
+        size: Option<Bytes>,
+        #[serde(default)]
+        start: Time,
+        /// Each flow starts at `start + U(0, jitter)` (per-flow stream of the seed).
+        #[serde(default)]
+        jitter: Time,
+        /// Long-lived flows stop writing new data here.
+        stop: Option<Time>,
+        #[serde(default)]
+        class: u8,
+        /// Application rate limit, on the wire.
+        rate: Option<Rate>,
+    },
+    /// Back-to-back flows of `size` on new connections: the next starts when the previous completes (ECN* §5.2).
+    BackToBack {
+        src: u32,
+        dst: u32,
+        size: Bytes,
+        #[serde(default)]
+        start: Time,
+        /// Stop after this many flows (default: until the end of the run).
+        count: Option<u32>,
+        #[serde(default)]
+        class: u8,
+    },
+    /// Barrier-synchronised incast rounds over kept connections (ECN* §2.1): each round the receiver sends
+    /// a one-packet request to every sender, which answers with `block` bytes.
+    Incast {
+        senders: HostSet,
+        receiver: u32,
+        block: Bytes,
+        rounds: u32,
+        #[serde(default)]
+        start: Time,
+        #[serde(default)]
+        class: u8,
+    },
+    /// Ping-like RTT probes from `src` to `dst` in `class`, echoed at once by `dst`.
+    Probe {
+        src: u32,
+        dst: u32,
+        interval: Time,
+        #[serde(default)]
+        start: Time,
+        stop: Option<Time>,
+        #[serde(default)]
+        class: u8,
+        #[serde(default = "probe_size")]
+        size: Bytes,
+        #[serde(default = "yes")]
+        ect: bool,
+    },
+}
+
+fn probe_size() -> Bytes {
+    Bytes(64)
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Observe {
+    /// Statistics (goodput, occupancy, RTT) cover [warmup, duration].
+    pub warmup: Time,
+    /// Period of the time series in `series/`; 0 = no series.
+    pub sample_interval: Time,
+    /// Ports whose occupancy is sampled and histogrammed; empty = every switch port.
+    pub ports: Vec<String>,
+    /// Flows (by id) whose cwnd is recorded in the series.
+    pub cwnd: Vec<u32>,
+    /// Record every TCP RTT sample in `series/rtt.csv`.
+    pub rtt_samples: bool,
+    pub trace: Option<TraceFilter>,
+}
+
+impl Default for Observe {
+    fn default() -> Self {
+        Observe {
+            warmup: Time::ZERO,
+            sample_interval: Time::ZERO,
+            ports: Vec::new(),
+            cwnd: Vec::new(),
+            rtt_samples: false,
+            trace: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceFilter {
+    /// Port names; empty = all switch ports.
+    pub ports: Vec<String>,
+    /// Flow ids; empty = all.
+    pub flows: Vec<u32>,
+    pub from: Option<Time>,
+    pub to: Option<Time>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Stop with an error after this many events (guards against runaway scenarios).
+    pub max_events: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: 20_000_000_000,
+        }
+    }
+}
+
+impl Scenario {
+    /// Parses TOML text, applies `key=value` overrides, deserializes with field paths, and validates.
+    pub fn from_toml(text: &str, sets: &[String]) -> Result<Scenario, Error> {
+        let mut doc: toml::Value =
+            toml::from_str(text).map_err(|e| Error::config("", e.message()))?;
+        for s in sets {
+            apply_set(&mut doc, s)?;
+        }
+        let sc: Scenario = serde_path_to_error::deserialize(doc).map_err(|e| {
+            let path = e.path().to_string();
+            Error::config(if path == "." { "" } else { &path }, e.inner().to_string())
+        })?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    pub fn from_file(path: &std::path::Path, sets: &[String]) -> Result<Scenario, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("cannot read scenario {}: {e}", path.display())))?;
+        Scenario::from_toml(&text, sets)
+    }
+
+    /// The resolved scenario as TOML: running it again replays the run.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("scenario serializes")
+    }
+}
+
+/// Applies `a.b.0.c=value` to a TOML document. The value is read as a TOML literal when it parses as one
+/// (`3`, `true`, `"x"`, `[1, 2]`, `{ kind = "red", … }`), else as a bare string (`10Gbps`).
+pub fn apply_set(doc: &mut toml::Value, set: &str) -> Result<(), Error> {
+    let (path, raw) = set
+        .split_once('=')
+        .ok_or_else(|| Error::config("--set", format!("`{set}` is not of the form path=value")))?;
+    let path = path.trim();
+    let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+        Ok(mut t) => t.remove("v").expect("parsed key"),
+        Err(_) => toml::Value::String(raw.trim().to_string()),
+    };
+    let keys: Vec<&str> = path.split('.').collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(Error::config(path, "empty key in --set path"));
+    }
+    let mut cur = doc;
+    for (i, k) in keys.iter().enumerate() {
+        let last = i + 1 == keys.len();
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert(k.to_string(), value);
+                    return Ok(());
+                }
+                t.entry(k.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            toml::Value::Array(a) => {
+                let idx: usize = k.parse().map_err(|_| {
+                    Error::config(path, format!("`{k}` must be an index into an array"))
+                })?;
+                let len = a.len();
+                let slot = a.get_mut(idx).ok_or_else(|| {
+                    Error::config(path, format!("index {idx} out of range (array has {len})"))
+                })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => {
+                return Err(Error::config(
+                    path,
+                    format!("`{}` is not a table", keys[..i].join(".")),
+                ))
+            }
+        };
+    }
+    unreachable!()
+}

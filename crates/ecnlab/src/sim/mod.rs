@@ -1,0 +1,523 @@
+//! `Sim`: owns every component in `Vec`s indexed by ids and runs the event loop. The glue between ports,
+//! links, hosts, transports and workloads lives here, once.
+
+mod build;
+mod report;
+mod workload;
+
+pub use report::{FlowRecord, RunReport};
+
+use crate::engine::{Event, EventQueue, Rng};
+use crate::error::Error;
+use crate::mark::DropReason;
+use crate::net::{Network, Node};
+use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
+use crate::packet::{Kind, Packet, PacketId, PacketPool};
+use crate::port::{Admit, Port};
+use crate::transport::{FlowAddr, TcpConfig, TcpReceiver, TcpSender};
+use crate::units::{Bytes, Rate, Time};
+use workload::WorkloadState;
+
+/// Application pacing for rate-limited flows: one segment every `interval`.
+#[derive(Clone, Copy, Debug)]
+struct AppRate {
+    interval: Time,
+    next: Time,
+}
+
+pub struct Flow {
+    pub addr: FlowAddr,
+    /// `None`: long-lived.
+    pub size: Option<u64>,
+    pub start: Time,
+    pub first_data: Option<Time>,
+    pub finish: Option<Time>,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub base_rtt: Time,
+    pub workload: u32,
+    /// The receiver tells the workload when `rcv_nxt` reaches this (incast blocks).
+    notify_at: u64,
+    app: Option<AppRate>,
+    timer_pending: Time,
+    delivered_at_warmup: u64,
+    pub rtt: LogHist,
+}
+
+pub struct Sim {
+    pub now: Time,
+    events: EventQueue,
+    pub pool: PacketPool,
+    pub net: Network,
+    pub ports: Vec<Port>,
+    pub flows: Vec<Flow>,
+    pub tcp: TcpConfig,
+    workloads: Vec<WorkloadState>,
+    pub seed: u64,
+    pub duration: Time,
+    pub warmup: Time,
+    max_events: u64,
+    pub events_processed: u64,
+    /// Per class: payload bytes delivered in order to receivers.
+    pub class_delivered: Vec<u64>,
+    class_delivered_at_warmup: Vec<u64>,
+    /// Per class: TCP RTT samples (ps) after warm-up.
+    pub class_rtt: Vec<LogHist>,
+    pub rtt_series: Option<Series>,
+    sample_interval: Time,
+    watched_ports: Vec<u32>,
+    cwnd_flows: Vec<u32>,
+    pub series: Vec<Series>,
+    trace: Option<report::TraceSpec>,
+    pub trace_records: Vec<TraceRecord>,
+    drop_scratch: Vec<(PacketId, usize, DropReason)>,
+    /// Packets injected by hosts and consumed by hosts, for the conservation check.
+    pub injected: u64,
+    pub consumed: u64,
+    pub dropped: u64,
+}
+
+impl Sim {
+    #[inline]
+    fn schedule(&mut self, at: Time, ev: Event) {
+        self.events.push(at, ev);
+    }
+
+    /// Runs to `duration` (or until nothing is left to do).
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.schedule(self.warmup, Event::Workload { idx: u32::MAX });
+        if self.sample_interval > Time::ZERO {
+            self.schedule(Time::ZERO, Event::Sample);
+        }
+        while let Some(t) = self.events.peek_time() {
+            if t > self.duration {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.events_processed += 1;
+            if self.events_processed > self.max_events {
+                return Err(Error::Run(format!(
+                    "event budget exhausted: {} events by t = {} (limits.max_events)",
+                    self.max_events, self.now
+                )));
+            }
+            match ev {
+                Event::TxDone { port } => self.tx_done(port),
+                Event::Arrive { port } => self.arrive(port),
+                Event::FlowTimer { flow } => self.flow_timer(flow),
+                Event::Workload { idx: u32::MAX } => self.start_window(),
+                Event::Workload { idx } => self.workload_event(idx),
+                Event::Sample => self.sample(),
+            }
+        }
+        self.now = self.duration;
+        Ok(())
+    }
+
+    fn tx_done(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        let id = p
+            .in_tx
+            .take()
+            .expect("TxDone without a packet in transmission");
+        let at = self.now + p.cfg.delay;
+        p.pipe.push_back((at, id));
+        if p.pipe.len() == 1 {
+            self.schedule(at, Event::Arrive { port });
+        }
+        self.start_tx(port);
+    }
+
+    fn start_tx(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if p.in_tx.is_some() {
+            return;
+        }
+        let now = self.now;
+        match p.dequeue(now, &mut self.pool, &mut self.drop_scratch) {
+            Some((id, q, marked)) => {
+                p.in_tx = Some(id);
+                let wire = self.pool.get(id).wire_bytes();
+                let tx = p.cfg.rate.tx_time(wire);
+                p.busy_time += tx;
+                self.schedule(now + tx, Event::TxDone { port });
+                if self.trace.is_some() {
+                    let kind = if marked {
+                        TraceKind::Mark
+                    } else {
+                        TraceKind::Dequeue
+                    };
+                    self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
+                }
+            }
+            None => p.marker.on_idle(now),
+        }
+        while let Some((id, q, reason)) = self.drop_scratch.pop() {
+            if self.trace.is_some() {
+                self.record(port, q, id, TraceKind::Drop, reason.name());
+            }
+            self.pool.free(id);
+            self.dropped += 1;
+        }
+    }
+
+    fn arrive(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        let (_, id) = p.pipe.pop_front().expect("Arrive on an empty link");
+        if let Some(&(next, _)) = p.pipe.front() {
+            self.schedule(next, Event::Arrive { port });
+        }
+        match self.net.ports[port as usize].to {
+            Node::Switch(s) => {
+                let pkt = self.pool.get(id);
+                let hash = (pkt.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.seed;
+                let out = self.net.route(s, pkt.dst, hash);
+                self.enqueue(out, id);
+            }
+            Node::Host(h) => {
+                let pkt = *self.pool.get(id);
+                self.pool.free(id);
+                self.consumed += 1;
+                self.host_receive(h, pkt);
+            }
+        }
+    }
+
+    fn enqueue(&mut self, port: u32, id: PacketId) {
+        let admit = self.ports[port as usize].enqueue(self.now, id, &mut self.pool);
+        match admit {
+            Admit::Queued { queue, marked } => {
+                if self.trace.is_some() {
+                    let kind = if marked {
+                        TraceKind::Mark
+                    } else {
+                        TraceKind::Enqueue
+                    };
+                    self.record(port, queue, id, kind, if marked { "enqueue" } else { "" });
+                }
+                if self.ports[port as usize].in_tx.is_none() {
+                    self.start_tx(port);
+                }
+            }
+            Admit::Dropped(reason) => {
+                if self.trace.is_some() {
+                    let q = self.ports[port as usize].classify(self.pool.get(id).class);
+                    self.record(port, q, id, TraceKind::Drop, reason.name());
+                }
+                self.pool.free(id);
+                self.dropped += 1;
+            }
+        }
+    }
+
+    /// A host puts a packet on its NIC.
+    fn send_from_host(&mut self, host: u32, pkt: Packet) {
+        let id = self.pool.alloc(pkt);
+        self.injected += 1;
+        let port = self.net.host_port[host as usize];
+        self.enqueue(port, id);
+    }
+
+    fn host_receive(&mut self, host: u32, pkt: Packet) {
+        match pkt.kind {
+            Kind::ProbeRequest => {
+                let reply = Packet {
+                    kind: Kind::ProbeReply,
+                    src: host,
+                    dst: pkt.src,
+                    ..pkt
+                };
+                self.send_from_host(host, reply);
+            }
+            Kind::ProbeReply => self.probe_reply(pkt),
+            Kind::Request => {
+                self.on_request(pkt.flow);
+                self.pump(pkt.flow);
+            }
+            Kind::Data | Kind::Syn => {
+                let f = &mut self.flows[pkt.flow as usize];
+                let before = f.receiver.rcv_nxt;
+                f.receiver.on_packet(self.now, &pkt);
+                let after = f.receiver.rcv_nxt;
+                self.class_delivered[f.addr.class as usize] += after - before;
+                if after >= f.notify_at {
+                    self.on_delivered(pkt.flow);
+                }
+                self.pump(pkt.flow);
+            }
+            Kind::Ack | Kind::SynAck => {
+                let f = &mut self.flows[pkt.flow as usize];
+                f.sender.on_packet(self.now, &pkt);
+                if let Some(r) = f.sender.rtt_sample.take() {
+                    if self.now >= self.warmup {
+                        f.rtt.add(r.0, 1);
+                        self.class_rtt[f.addr.class as usize].add(r.0, 1);
+                        if let Some(s) = &mut self.rtt_series {
+                            s.rows.push(vec![
+                                self.now.as_secs_f64(),
+                                pkt.flow as f64,
+                                f.addr.class as f64,
+                                r.as_us_f64(),
+                            ]);
+                        }
+                    }
+                }
+                self.pump(pkt.flow);
+            }
+        }
+    }
+
+    /// The receiver reached `notify_at`: a flow completed or an incast block arrived.
+    fn on_delivered(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        f.notify_at = u64::MAX;
+        if f.size.is_some_and(|s| f.receiver.rcv_nxt >= s) && f.finish.is_none() {
+            f.finish = Some(now);
+            f.receiver.flush(now);
+        }
+        let w = f.workload;
+        self.workload_delivered(w, flow);
+    }
+
+    /// Drains both endpoints of a flow onto the wire and keeps one timer event pending for it.
+    fn pump(&mut self, flow: u32) {
+        let now = self.now;
+        loop {
+            let f = &mut self.flows[flow as usize];
+            let Some(p) = f.sender.poll_transmit(now) else {
+                break;
+            };
+            if p.kind == Kind::Data && f.first_data.is_none() {
+                f.first_data = Some(now);
+            }
+            let src = f.addr.src;
+            self.send_from_host(src, p);
+        }
+        loop {
+            let f = &mut self.flows[flow as usize];
+            let Some(p) = f.receiver.poll_transmit() else {
+                break;
+            };
+            let dst = f.addr.dst;
+            self.send_from_host(dst, p);
+        }
+        self.arm_flow_timer(flow);
+    }
+
+    fn arm_flow_timer(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let next = [
+            f.sender.next_timer(),
+            f.receiver.next_timer(),
+            f.app.map(|a| a.next),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if let Some(t) = next {
+            if t < f.timer_pending {
+                f.timer_pending = t;
+                self.schedule(t, Event::FlowTimer { flow });
+            }
+        }
+    }
+
+    fn flow_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let mss = self.tcp.mss as u64;
+        let f = &mut self.flows[flow as usize];
+        if f.timer_pending == now {
+            f.timer_pending = Time::MAX;
+        }
+        if let Some(app) = &mut f.app {
+            while app.next <= now && !f.sender.closed {
+                f.sender.write(mss);
+                app.next += app.interval;
+            }
+            if f.sender.closed {
+                f.app = None;
+            }
+        }
+        f.sender.on_timer(now);
+        f.receiver.on_timer(now);
+        self.pump(flow);
+    }
+
+    /// Opens a connection: both endpoints, the base RTT, and its first transmissions.
+    fn open_flow(
+        &mut self,
+        workload: u32,
+        src: u32,
+        dst: u32,
+        class: u8,
+        size: Option<u64>,
+        rate: Option<Rate>,
+    ) -> u32 {
+        let id = self.flows.len() as u32;
+        let addr = FlowAddr {
+            flow: id,
+            src,
+            dst,
+            class,
+        };
+        let mut sender = TcpSender::new(self.tcp, addr);
+        if let Some(s) = size {
+            sender.write(s);
+            sender.closed = true;
+        } else if rate.is_none() && workload_is_bulk(&self.workloads[workload as usize]) {
+            sender.write(u64::MAX / 4);
+        }
+        let mss = self.tcp.mss as u64;
+        let app = rate.map(|r| {
+            let interval = r.tx_time(Bytes(mss + crate::packet::HEADER_BYTES as u64));
+            AppRate {
+                interval,
+                next: self.now,
+            }
+        });
+        let mtu = Bytes(self.tcp.mss as u64 + crate::packet::HEADER_BYTES as u64);
+        self.flows.push(Flow {
+            addr,
+            size,
+            start: self.now,
+            first_data: None,
+            finish: None,
+            receiver: TcpReceiver::new(&self.tcp, addr),
+            sender,
+            base_rtt: self
+                .net
+                .base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64)),
+            workload,
+            notify_at: size.unwrap_or(u64::MAX),
+            app,
+            timer_pending: Time::MAX,
+            delivered_at_warmup: 0,
+            rtt: LogHist::default(),
+        });
+        if app.is_some() {
+            self.flow_timer(id);
+        } else {
+            self.pump(id);
+        }
+        id
+    }
+
+    fn start_window(&mut self) {
+        let now = self.now;
+        for p in &mut self.ports {
+            p.occupancy.reset(now);
+            for q in &mut p.queues {
+                q.occupancy.reset(now);
+            }
+        }
+        for f in &mut self.flows {
+            f.delivered_at_warmup = f.receiver.rcv_nxt;
+        }
+        self.class_delivered_at_warmup = self.class_delivered.clone();
+    }
+
+    fn record(
+        &mut self,
+        port: u32,
+        queue: usize,
+        id: PacketId,
+        kind: TraceKind,
+        reason: &'static str,
+    ) {
+        let spec = self.trace.as_ref().expect("tracing on");
+        let p = self.pool.get(id);
+        if !spec.accepts(self.now, port, p.flow) {
+            return;
+        }
+        let pt = &self.ports[port as usize];
+        self.trace_records.push(TraceRecord {
+            time: self.now,
+            port,
+            queue: queue as u8,
+            kind,
+            reason,
+            flow: p.flow,
+            seq: p.seq,
+            wire: p.wire,
+            queue_bytes: pt.queues[queue].bytes,
+            port_bytes: pt.port_bytes,
+        });
+    }
+
+    fn sample(&mut self) {
+        let t = self.now.as_secs_f64();
+        let mut row = vec![t];
+        for &p in &self.watched_ports {
+            let port = &self.ports[p as usize];
+            row.extend(port.queues.iter().map(|q| q.bytes as f64));
+        }
+        self.series[0].rows.push(row);
+        let mut row = vec![t];
+        row.extend(self.class_delivered.iter().map(|&b| b as f64));
+        self.series[1].rows.push(row);
+        if !self.cwnd_flows.is_empty() {
+            let mut row = vec![t];
+            for &f in &self.cwnd_flows {
+                row.push(
+                    self.flows
+                        .get(f as usize)
+                        .map_or(0.0, |f| f.sender.cwnd as f64),
+                );
+            }
+            self.series[2].rows.push(row);
+        }
+        self.schedule(self.now + self.sample_interval, Event::Sample);
+    }
+
+    /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
+    /// still queued, in transmission or on a link.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let in_network: u64 = self
+            .ports
+            .iter()
+            .map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64)
+            .sum();
+        if self.injected != self.consumed + self.dropped + in_network {
+            return Err(format!(
+                "injected {} ≠ consumed {} + dropped {} + in network {}",
+                self.injected, self.consumed, self.dropped, in_network
+            ));
+        }
+        if self.pool.live() as u64 != in_network {
+            return Err(format!(
+                "pool holds {} packets, network {}",
+                self.pool.live(),
+                in_network
+            ));
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            let c = p.counters();
+            let queued = p.queued_pkts();
+            if c.arrived_pkts != c.total_drops() + queued + c.sent_pkts {
+                return Err(format!(
+                    "port {}: arrived {} ≠ dropped {} + queued {} + sent {}",
+                    self.net.ports[i].name(),
+                    c.arrived_pkts,
+                    c.total_drops(),
+                    queued,
+                    c.sent_pkts
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn workload_is_bulk(w: &WorkloadState) -> bool {
+    matches!(w, WorkloadState::Flows { .. })
+}
+
+/// The RNG stream for workload `idx`, item `i`.
+fn item_rng(seed: u64, idx: u32, i: u64) -> Rng {
+    Rng::stream(
+        seed,
+        crate::engine::rng::key::WORKLOAD + ((idx as u64) << 24) + i,
+    )
+}

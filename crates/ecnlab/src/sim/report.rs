@@ -1,0 +1,473 @@
+//! What a run produces: summary.json, fct.csv, series/*.csv and the optional trace, written atomically.
+
+use super::workload::WorkloadState;
+use super::Sim;
+use crate::error::Error;
+use crate::mark::{DropReason, MarkReason};
+use crate::net::{Network, Node};
+use crate::observe::{fmt_num, LogHist, Series, TraceRecord};
+use crate::port::{Counters, OccupancyStats};
+use crate::scenario::{PortSettings, Scenario, TraceFilter};
+use crate::units::Time;
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+pub(crate) struct TraceSpec {
+    ports: Vec<bool>,
+    flows: Vec<u32>,
+    from: Time,
+    to: Time,
+}
+
+impl TraceSpec {
+    pub fn new(
+        t: &TraceFilter,
+        net: &Network,
+        settings: &[Option<PortSettings>],
+    ) -> Result<TraceSpec, Error> {
+        let mut ports = vec![t.ports.is_empty(); net.ports.len()];
+        if t.ports.is_empty() {
+            for (i, s) in settings.iter().enumerate() {
+                ports[i] = s.is_some();
+            }
+        }
+        for (i, n) in t.ports.iter().enumerate() {
+            let id = net.port_by_name(n).ok_or_else(|| {
+                Error::config(
+                    format!("observe.trace.ports.{i}"),
+                    format!("no port named `{n}`"),
+                )
+            })?;
+            ports[id as usize] = true;
+        }
+        Ok(TraceSpec {
+            ports,
+            flows: t.flows.clone(),
+            from: t.from.unwrap_or(Time::ZERO),
+            to: t.to.unwrap_or(Time::MAX),
+        })
+    }
+    pub fn accepts(&self, now: Time, port: u32, flow: u32) -> bool {
+        self.ports[port as usize]
+            && now >= self.from
+            && now <= self.to
+            && (self.flows.is_empty() || self.flows.contains(&flow))
+    }
+}
+
+/// One row of fct.csv.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FlowRecord {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub class: u8,
+    pub size_bytes: Option<u64>,
+    pub start_s: f64,
+    pub first_data_s: Option<f64>,
+    pub finish_s: Option<f64>,
+    pub fct_s: Option<f64>,
+    pub ideal_fct_s: Option<f64>,
+    pub slowdown: Option<f64>,
+    pub timeouts: u32,
+    pub retransmits: u32,
+    /// Payload bytes delivered in order by the end of the run.
+    pub delivered_bytes: u64,
+    /// Goodput over the statistics window, Gb/s.
+    pub goodput_gbps: f64,
+}
+
+pub struct RunReport {
+    pub summary: Value,
+    pub flows: Vec<FlowRecord>,
+    pub series: Vec<Series>,
+    pub trace: Vec<TraceRecord>,
+    pub port_names: Vec<String>,
+    pub config_toml: String,
+}
+
+/// The papers' FCT size bins: (0,100KB], (100KB,10MB], (10MB,∞).
+pub const BINS: [(&str, u64, u64); 3] = [
+    ("small", 0, 100_000),
+    ("medium", 100_000, 10_000_000),
+    ("large", 10_000_000, u64::MAX),
+];
+
+fn fct_stats(fcts: &mut [f64]) -> Value {
+    if fcts.is_empty() {
+        return json!({"count": 0});
+    }
+    fcts.sort_by(|a, b| a.partial_cmp(b).expect("finite FCT"));
+    let n = fcts.len();
+    let q = |p: f64| fcts[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
+    json!({
+        "count": n,
+        "mean_s": fcts.iter().sum::<f64>() / n as f64,
+        "p50_s": q(0.5),
+        "p95_s": q(0.95),
+        "p99_s": q(0.99),
+        "max_s": fcts[n - 1],
+    })
+}
+
+fn hist_us(h: &LogHist) -> Value {
+    json!({
+        "count": h.samples(),
+        "mean_us": h.mean().map(|v| v / 1e6),
+        "p50_us": h.quantile(0.5).map(|v| v / 1e6),
+        "p99_us": h.quantile(0.99).map(|v| v / 1e6),
+        "max_us": (h.samples() > 0).then(|| h.max() as f64 / 1e6),
+    })
+}
+
+fn counters_json(c: &Counters) -> Value {
+    let marks: Map<String, Value> = MarkReason::ALL
+        .iter()
+        .map(|r| (r.name().into(), c.marks[*r as usize].into()))
+        .collect();
+    let drops: Map<String, Value> = DropReason::ALL
+        .iter()
+        .map(|r| (r.name().into(), c.drops[*r as usize].into()))
+        .collect();
+    json!({
+        "arrived_pkts": c.arrived_pkts,
+        "arrived_bytes": c.arrived_bytes,
+        "sent_pkts": c.sent_pkts,
+        "sent_bytes": c.sent_bytes,
+        "marked_pkts": c.total_marks(),
+        "dropped_pkts": c.total_drops(),
+        "marks": marks,
+        "drops": drops,
+        "non_ect_passed": c.non_ect_passed,
+    })
+}
+
+fn occupancy_json(o: OccupancyStats, mtu: u64) -> Value {
+    json!({
+        "mean_bytes": o.mean,
+        "max_bytes": o.max,
+        "p50_bytes": o.p50,
+        "p99_bytes": o.p99,
+        "mean_pkts": o.mean / mtu as f64,
+        "max_pkts": o.max as f64 / mtu as f64,
+        "p99_pkts": o.p99.map(|v| v / mtu as f64),
+    })
+}
+
+fn jain(x: &[f64]) -> Option<f64> {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
+}
+
+fn fnv(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+impl Sim {
+    pub fn report(&mut self, sc: &Scenario, wall_time_s: f64) -> RunReport {
+        let now = self.now;
+        let window = (now - self.warmup).as_secs_f64().max(1e-12);
+        let flows: Vec<FlowRecord> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let rate = self.net.ports[self.net.host_port[f.addr.src as usize] as usize].rate;
+                let ideal = f
+                    .size
+                    .map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
+                let fct = f.finish.map(|t| t - f.start);
+                let delivered = f.receiver.rcv_nxt;
+                let in_window = delivered.saturating_sub(f.delivered_at_warmup);
+                FlowRecord {
+                    id: i as u32,
+                    src: f.addr.src,
+                    dst: f.addr.dst,
+                    class: f.addr.class,
+                    size_bytes: f.size,
+                    start_s: f.start.as_secs_f64(),
+                    first_data_s: f.first_data.map(Time::as_secs_f64),
+                    finish_s: f.finish.map(Time::as_secs_f64),
+                    fct_s: fct.map(Time::as_secs_f64),
+                    ideal_fct_s: ideal.map(Time::as_secs_f64),
+                    slowdown: fct
+                        .zip(ideal)
+                        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
+                    timeouts: f.sender.stats.timeouts,
+                    retransmits: f.sender.stats.retransmits,
+                    delivered_bytes: delivered,
+                    goodput_gbps: in_window as f64 * 8.0 / window / 1e9,
+                }
+            })
+            .collect();
+
+        // Ports: switch ports only in the summary (host NICs never mark or drop).
+        let mut ports = Map::new();
+        let mut total = Counters::default();
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            let spec = &self.net.ports[i];
+            if !matches!(spec.from, Node::Switch(_)) {
+                continue;
+            }
+            let c = p.counters();
+            total.arrived_pkts += c.arrived_pkts;
+            total.sent_pkts += c.sent_pkts;
+            for k in 0..c.marks.len() {
+                total.marks[k] += c.marks[k];
+            }
+            for k in 0..c.drops.len() {
+                total.drops[k] += c.drops[k];
+            }
+            let mtu = spec.mtu.0;
+            let queues: Vec<Value> = p
+                .queues
+                .iter_mut()
+                .map(|q| json!({"counters": counters_json(&q.counters), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
+                .collect();
+            let mut v = json!({
+                "rate_gbps": spec.rate.as_gbps(),
+                "utilization": p.busy_time.as_secs_f64() / now.as_secs_f64().max(1e-12),
+                "counters": counters_json(&c),
+                "occupancy": occupancy_json(p.occupancy.stats(now), mtu),
+                "queues": queues,
+            });
+            if let Some((t, cwnd)) = p.first_mark {
+                v["first_mark"] = json!({"time_s": t.as_secs_f64(), "cwnd_segments": cwnd});
+            }
+            ports.insert(spec.name(), v);
+        }
+
+        let classes: Vec<usize> = (0..self.class_delivered.len())
+            .filter(|&c| self.class_delivered[c] > 0 || self.class_rtt[c].samples() > 0)
+            .collect();
+        let per_class: Map<String, Value> = classes
+            .iter()
+            .map(|&c| {
+                let b = self.class_delivered[c] - self.class_delivered_at_warmup[c];
+                (c.to_string(), json!(b as f64 * 8.0 / window / 1e9))
+            })
+            .collect();
+        let total_goodput: f64 = (0..self.class_delivered.len())
+            .map(|c| {
+                (self.class_delivered[c] - self.class_delivered_at_warmup[c]) as f64 * 8.0
+                    / window
+                    / 1e9
+            })
+            .sum();
+        let long_lived: Vec<f64> = flows
+            .iter()
+            .zip(&self.flows)
+            .filter(|(_, f)| f.size.is_none() && f.start <= self.warmup)
+            .map(|(r, _)| r.goodput_gbps)
+            .collect();
+        let rtt: Map<String, Value> = classes
+            .iter()
+            .map(|&c| (c.to_string(), hist_us(&self.class_rtt[c])))
+            .collect();
+
+        let mut bins = Map::new();
+        for (name, lo, hi) in BINS {
+            let mut v: Vec<f64> = flows
+                .iter()
+                .filter(|r| r.size_bytes.is_some_and(|s| s > lo && s <= hi))
+                .filter_map(|r| r.fct_s)
+                .collect();
+            bins.insert(name.into(), fct_stats(&mut v));
+        }
+        let sized: Vec<&FlowRecord> = flows.iter().filter(|r| r.size_bytes.is_some()).collect();
+        let mut all: Vec<f64> = sized.iter().filter_map(|r| r.fct_s).collect();
+        let finished = all.len();
+        let mut slow: Vec<f64> = sized.iter().filter_map(|r| r.slowdown).collect();
+        let slow_stats = fct_stats(&mut slow);
+
+        let workloads: Vec<Value> = self.workloads.iter().map(workload_json).collect();
+        let timeouts: u64 = self
+            .flows
+            .iter()
+            .map(|f| f.sender.stats.timeouts as u64)
+            .sum();
+        let retransmits: u64 = self
+            .flows
+            .iter()
+            .map(|f| f.sender.stats.retransmits as u64)
+            .sum();
+        let config_toml = sc.to_toml();
+        let summary = json!({
+            "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
+            "scenario": {"name": sc.name, "hash": fnv(&config_toml), "seed": sc.seed},
+            "sim_time_s": now.as_secs_f64(),
+            "wall_time_s": wall_time_s,
+            "events": self.events_processed,
+            "events_per_s": self.events_processed as f64 / wall_time_s.max(1e-9),
+            "window": {"from_s": self.warmup.as_secs_f64(), "to_s": now.as_secs_f64()},
+            "goodput": {
+                "total_gbps": total_goodput,
+                "per_class_gbps": per_class,
+                "long_lived_flows": long_lived.len(),
+                "jain_long_lived": jain(&long_lived),
+            },
+            "totals": {
+                "switch_arrived_pkts": total.arrived_pkts,
+                "switch_sent_pkts": total.sent_pkts,
+                "marked_pkts": total.total_marks(),
+                "dropped_pkts": total.total_drops(),
+                "timeouts": timeouts,
+                "retransmits": retransmits,
+                "flows": self.flows.len(),
+            },
+            "ports": ports,
+            "rtt": rtt,
+            "fct": {
+                "flows_with_size": sized.len(),
+                "finished": finished,
+                "unfinished": sized.len() - finished,
+                "bins": bins,
+                "overall": fct_stats(&mut all),
+                "slowdown": slow_stats,
+            },
+            "workloads": workloads,
+        });
+        let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
+            self.series
+                .iter()
+                .filter(|s| !s.rows.is_empty())
+                .cloned()
+                .collect()
+        } else {
+            vec![]
+        };
+        // Keep only delivered-bytes columns of classes that carried traffic.
+        if let Some(d) = series.iter_mut().find(|s| s.name == "delivered") {
+            let keep: Vec<usize> = std::iter::once(0)
+                .chain(classes.iter().map(|c| c + 1))
+                .collect();
+            d.columns = keep.iter().map(|&i| d.columns[i].clone()).collect();
+            for r in &mut d.rows {
+                *r = keep.iter().map(|&i| r[i]).collect();
+            }
+        }
+        if let Some(r) = &self.rtt_series {
+            series.push(r.clone());
+        }
+        RunReport {
+            summary,
+            flows,
+            series,
+            trace: std::mem::take(&mut self.trace_records),
+            port_names: self.net.ports.iter().map(|p| p.name()).collect(),
+            config_toml,
+        }
+    }
+}
+
+fn workload_json(w: &WorkloadState) -> Value {
+    match w {
+        WorkloadState::Flows { flows, .. } => json!({"kind": "flows", "flows": flows.len()}),
+        WorkloadState::BackToBack { flows, .. } => {
+            json!({"kind": "back_to_back", "flows": flows.len()})
+        }
+        WorkloadState::Incast(inc) => {
+            let times: Vec<f64> = inc.round_times.iter().map(|t| t.as_secs_f64()).collect();
+            let bytes = inc.block as f64 * inc.senders.len() as f64;
+            let total: f64 = times.iter().sum();
+            json!({
+                "kind": "incast",
+                "senders": inc.senders.len(),
+                "rounds_completed": times.len(),
+                "rounds": inc.rounds,
+                "round_times_s": times,
+                "goodput_gbps": (total > 0.0).then(|| bytes * times.len() as f64 * 8.0 / total / 1e9),
+            })
+        }
+        WorkloadState::Probe { sent, rtt, .. } => {
+            json!({"kind": "probe", "sent": sent, "rtt": hist_us(rtt)})
+        }
+    }
+}
+
+impl RunReport {
+    pub fn fct_csv(&self) -> String {
+        let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+        let mut s = String::from(
+            "id,src,dst,class,size_bytes,start_s,first_data_s,finish_s,fct_s,ideal_fct_s,slowdown,timeouts,retransmits,delivered_bytes,goodput_gbps\n",
+        );
+        for r in &self.flows {
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                r.id,
+                r.src,
+                r.dst,
+                r.class,
+                r.size_bytes.map(|b| b.to_string()).unwrap_or_default(),
+                fmt_num(r.start_s),
+                opt(r.first_data_s),
+                opt(r.finish_s),
+                opt(r.fct_s),
+                opt(r.ideal_fct_s),
+                opt(r.slowdown),
+                r.timeouts,
+                r.retransmits,
+                r.delivered_bytes,
+                fmt_num(r.goodput_gbps),
+            ));
+        }
+        s
+    }
+
+    pub fn trace_csv(&self) -> String {
+        let mut s = String::from(
+            "time_s,port,queue,event,reason,flow,seq,wire_bytes,queue_bytes,port_bytes\n",
+        );
+        for t in &self.trace {
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{}\n",
+                fmt_num(t.time.as_secs_f64()),
+                self.port_names[t.port as usize],
+                t.queue,
+                t.kind.name(),
+                t.reason,
+                t.flow,
+                t.seq,
+                t.wire,
+                t.queue_bytes,
+                t.port_bytes
+            ));
+        }
+        s
+    }
+
+    /// Writes the run directory: into `DIR.tmp` first, renamed to `DIR` when complete, so a failed run never
+    /// leaves something that looks finished.
+    pub fn write_dir(&self, dir: &Path) -> Result<(), Error> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()));
+        let tmp = dir.with_extension("tmp");
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(io)?;
+        }
+        std::fs::create_dir_all(tmp.join("series")).map_err(io)?;
+        std::fs::write(tmp.join("config.toml"), &self.config_toml).map_err(io)?;
+        let summary = serde_json::to_string_pretty(&self.summary).expect("summary serializes");
+        std::fs::write(tmp.join("summary.json"), summary + "\n").map_err(io)?;
+        std::fs::write(tmp.join("fct.csv"), self.fct_csv()).map_err(io)?;
+        for s in &self.series {
+            std::fs::write(
+                tmp.join("series").join(format!("{}.csv", s.name)),
+                s.to_csv(),
+            )
+            .map_err(io)?;
+        }
+        if !self.trace.is_empty() {
+            std::fs::write(tmp.join("trace.csv"), self.trace_csv()).map_err(io)?;
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(io)?;
+        }
+        std::fs::rename(&tmp, dir).map_err(io)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,372 @@
+//! Workload generators at run time: flows at given times, back-to-back connections, incast rounds, probes.
+
+use super::{item_rng, Sim};
+use crate::engine::Event;
+use crate::observe::LogHist;
+use crate::packet::{Ecn, Kind, Packet};
+use crate::scenario::Workload;
+use crate::units::{Bytes, Time};
+
+pub enum WorkloadState {
+    Flows {
+        /// (start time, src) sorted by time; `next` is the first not yet started.
+        starts: Vec<(Time, u32)>,
+        next: usize,
+        dst: u32,
+        size: Option<u64>,
+        stop: Option<Time>,
+        class: u8,
+        rate: Option<crate::units::Rate>,
+        flows: Vec<u32>,
+    },
+    BackToBack {
+        src: u32,
+        dst: u32,
+        size: u64,
+        count: Option<u32>,
+        class: u8,
+        flows: Vec<u32>,
+    },
+    Incast(Incast),
+    Probe {
+        src: u32,
+        dst: u32,
+        interval: Time,
+        stop: Option<Time>,
+        class: u8,
+        size: Bytes,
+        ect: bool,
+        sent: u64,
+        rtt: LogHist,
+    },
+}
+
+pub struct Incast {
+    pub senders: Vec<u32>,
+    pub receiver: u32,
+    pub block: u64,
+    pub rounds: u32,
+    pub class: u8,
+    pub flows: Vec<u32>,
+    pub round: u32,
+    pub done_in_round: u32,
+    pub round_start: Time,
+    /// Completion time of each finished round (request sent → last block byte received).
+    pub round_times: Vec<Time>,
+}
+
+impl WorkloadState {
+    pub fn new(seed: u64, idx: u32, w: &Workload) -> WorkloadState {
+        match w.clone() {
+            Workload::Flows {
+                src,
+                dst,
+                size,
+                start,
+                jitter,
+                stop,
+                class,
+                rate,
+            } => {
+                let mut starts: Vec<(Time, u32)> = src
+                    .0
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        let j = if jitter > Time::ZERO {
+                            item_rng(seed, idx, i as u64).below(jitter.0 + 1)
+                        } else {
+                            0
+                        };
+                        (start + Time(j), s)
+                    })
+                    .collect();
+                starts.sort_by_key(|&(t, s)| (t, s));
+                WorkloadState::Flows {
+                    starts,
+                    next: 0,
+                    dst,
+                    size: size.map(|b| b.0),
+                    stop,
+                    class,
+                    rate,
+                    flows: vec![],
+                }
+            }
+            Workload::BackToBack {
+                src,
+                dst,
+                size,
+                count,
+                class,
+                ..
+            } => WorkloadState::BackToBack {
+                src,
+                dst,
+                size: size.0,
+                count,
+                class,
+                flows: vec![],
+            },
+            Workload::Incast {
+                senders,
+                receiver,
+                block,
+                rounds,
+                start,
+                class,
+            } => WorkloadState::Incast(Incast {
+                senders: senders.0,
+                receiver,
+                block: block.0,
+                rounds,
+                class,
+                flows: vec![],
+                round: 0,
+                done_in_round: 0,
+                round_start: start,
+                round_times: vec![],
+            }),
+            Workload::Probe {
+                src,
+                dst,
+                interval,
+                stop,
+                class,
+                size,
+                ect,
+                ..
+            } => WorkloadState::Probe {
+                src,
+                dst,
+                interval,
+                stop,
+                class,
+                size,
+                ect,
+                sent: 0,
+                rtt: LogHist::default(),
+            },
+        }
+    }
+
+    /// When the generator first acts.
+    pub fn first_event(&self, w: &Workload) -> Option<Time> {
+        match (self, w) {
+            (WorkloadState::Flows { starts, .. }, _) => starts.first().map(|s| s.0),
+            (
+                _,
+                Workload::BackToBack { start, .. }
+                | Workload::Incast { start, .. }
+                | Workload::Probe { start, .. },
+            ) => Some(*start),
+            _ => None,
+        }
+    }
+}
+
+impl Sim {
+    pub(super) fn workload_event(&mut self, idx: u32) {
+        let now = self.now;
+        let w = &mut self.workloads[idx as usize];
+        match w {
+            WorkloadState::Flows {
+                starts,
+                next,
+                dst,
+                size,
+                stop,
+                class,
+                rate,
+                ..
+            } => {
+                if *next >= starts.len() {
+                    // The stop event: long-lived flows write no more.
+                    self.stop_flows(idx);
+                    return;
+                }
+                let (dst, size, class, rate, stop) = (*dst, *size, *class, *rate, *stop);
+                let mut opened = vec![];
+                while *next < starts.len() && starts[*next].0 <= now {
+                    opened.push(starts[*next].1);
+                    *next += 1;
+                }
+                let following = starts.get(*next).map(|s| s.0);
+                for src in opened {
+                    let f = self.open_flow(idx, src, dst, class, size, rate);
+                    if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
+                        flows.push(f);
+                    }
+                }
+                match following {
+                    Some(t) => self.schedule(t, Event::Workload { idx }),
+                    None => {
+                        if let Some(s) = stop {
+                            self.schedule(s.max(now), Event::Workload { idx });
+                        }
+                    }
+                }
+            }
+            WorkloadState::BackToBack {
+                src,
+                dst,
+                size,
+                class,
+                flows,
+                ..
+            } => {
+                if flows.is_empty() {
+                    let (s, d, sz, c) = (*src, *dst, *size, *class);
+                    let f = self.open_flow(idx, s, d, c, Some(sz), None);
+                    self.b2b_push(idx, f);
+                }
+            }
+            WorkloadState::Incast(inc) => {
+                if inc.flows.is_empty() {
+                    let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
+                    for s in senders {
+                        let f = self.open_flow(idx, s, r, c, None, None);
+                        if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
+                            inc.flows.push(f);
+                        }
+                    }
+                    self.incast_round(idx);
+                }
+            }
+            WorkloadState::Probe {
+                src,
+                dst,
+                interval,
+                stop,
+                class,
+                size,
+                ect,
+                sent,
+                ..
+            } => {
+                if stop.is_some_and(|s| now >= s) {
+                    return;
+                }
+                let p = Packet {
+                    flow: idx,
+                    src: *src,
+                    dst: *dst,
+                    kind: Kind::ProbeRequest,
+                    ecn: if *ect { Ecn::Ect } else { Ecn::NotEct },
+                    class: *class,
+                    wire: size.0 as u32,
+                    seq: *sent,
+                    ts: now,
+                    ..Packet::default()
+                };
+                *sent += 1;
+                let (host, next) = (*src, now + *interval);
+                self.send_from_host(host, p);
+                self.schedule(next, Event::Workload { idx });
+            }
+        }
+    }
+
+    fn b2b_push(&mut self, idx: u32, f: u32) {
+        if let WorkloadState::BackToBack { flows, .. } = &mut self.workloads[idx as usize] {
+            flows.push(f);
+        }
+    }
+
+    fn stop_flows(&mut self, idx: u32) {
+        let WorkloadState::Flows { flows, .. } = &self.workloads[idx as usize] else {
+            return;
+        };
+        for &f in flows.clone().iter() {
+            let s = &mut self.flows[f as usize].sender;
+            if !s.closed {
+                s.written = s.snd_max.max(s.snd_nxt);
+                s.closed = true;
+                self.flows[f as usize].app = None;
+            }
+        }
+    }
+
+    /// The receiver sends every sender a one-packet request for its next block.
+    fn incast_round(&mut self, idx: u32) {
+        let now = self.now;
+        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
+            return;
+        };
+        inc.done_in_round = 0;
+        inc.round_start = now;
+        let target_blocks = inc.round as u64 + 1;
+        let (block, receiver, class) = (inc.block, inc.receiver, inc.class);
+        let flows = inc.flows.clone();
+        for f in flows {
+            let fl = &mut self.flows[f as usize];
+            fl.notify_at = block * target_blocks;
+            let req = Packet {
+                flow: f,
+                src: receiver,
+                dst: fl.addr.src,
+                kind: Kind::Request,
+                class,
+                wire: 64,
+                ts: now,
+                ..Packet::default()
+            };
+            self.send_from_host(receiver, req);
+        }
+    }
+
+    /// A request reached an incast sender: its application writes one block.
+    pub(super) fn on_request(&mut self, flow: u32) {
+        let w = self.flows[flow as usize].workload as usize;
+        if let WorkloadState::Incast(inc) = &self.workloads[w] {
+            let block = inc.block;
+            self.flows[flow as usize].sender.write(block);
+        }
+    }
+
+    pub(super) fn workload_delivered(&mut self, idx: u32, _flow: u32) {
+        let now = self.now;
+        match &mut self.workloads[idx as usize] {
+            WorkloadState::BackToBack {
+                src,
+                dst,
+                size,
+                count,
+                class,
+                flows,
+                ..
+            } => {
+                if count.is_none_or(|c| (flows.len() as u32) < c) {
+                    let (s, d, sz, c) = (*src, *dst, *size, *class);
+                    let f = self.open_flow(idx, s, d, c, Some(sz), None);
+                    self.b2b_push(idx, f);
+                }
+            }
+            WorkloadState::Incast(inc) => {
+                inc.done_in_round += 1;
+                if inc.done_in_round as usize == inc.flows.len() {
+                    inc.round_times.push(now - inc.round_start);
+                    inc.round += 1;
+                    if inc.round < inc.rounds {
+                        self.incast_round(idx);
+                    } else {
+                        for f in inc.flows.clone() {
+                            self.flows[f as usize].sender.closed = true;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn probe_reply(&mut self, p: Packet) {
+        let now = self.now;
+        let warm = now >= self.warmup;
+        if let Some(WorkloadState::Probe { rtt, .. }) = self.workloads.get_mut(p.flow as usize) {
+            if warm {
+                rtt.add((now - p.ts).0, 1);
+            }
+        }
+    }
+}

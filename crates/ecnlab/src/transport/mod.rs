@@ -1,0 +1,100 @@
+//! Sans-IO transport endpoints: TCP with pluggable congestion control (ECN off, ECN* = RFC 3168, DCTCP).
+//!
+//! Endpoints never touch the network: the host hands them packets (`on_packet`) and timer expiries
+//! (`on_timer`), and drains what they want to send (`poll_transmit`). That keeps them testable as traces.
+
+pub mod cc;
+pub mod receiver;
+pub mod sender;
+
+pub use cc::{Cc, CcConfig};
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// Loss recovery after three duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// RFC 6582 NewReno fast retransmit / fast recovery, no SACK.
+    Newreno,
+    /// RFC 6675 SACK-based loss recovery (receivers send SACK blocks).
+    Sack,
+}
+
+/// Which packets carry ECT (RFC 3168 §6.1.1 vs. common implementations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EctPolicy {
+    /// RFC 3168: new data only; never SYNs, pure ACKs or retransmissions.
+    Rfc3168,
+    /// Every data packet, retransmissions included (ns-3 classic ECN); not SYNs or pure ACKs.
+    DataOnly,
+    /// Every packet, SYNs and ACKs included (Linux DCTCP).
+    All,
+}
+
+/// Receiver ACK policy: `count` in-order segments per ACK, or the timer, whichever first.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAck {
+    pub count: u32,
+    pub timeout: Time,
+}
+
+/// Everything an endpoint pair needs; `Copy` so each flow holds its own.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Payload bytes per segment (MTU 1500 on the wire = MSS 1460 + 40 B of headers).
+    pub mss: u32,
+    /// Initial window in segments.
+    pub initial_window: u32,
+    /// Floor of every window cut, in segments (pinned: 2).
+    pub min_cwnd: u32,
+    pub initial_rto: Time,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub recovery: Recovery,
+    pub ect: EctPolicy,
+    /// `None`: one ACK per segment.
+    pub delayed_ack: Option<DelayedAck>,
+    /// A SYN/SYN-ACK exchange before data (FCT includes it); otherwise connections are pre-established.
+    pub handshake: bool,
+    /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(cwnd, IW).
+    pub restart_after_idle: bool,
+    pub cc: CcConfig,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            initial_window: 10,
+            min_cwnd: 2,
+            initial_rto: Time::from_ms(5),
+            min_rto: Time::from_ms(5),
+            max_rto: Time::from_ms(60_000),
+            recovery: Recovery::Sack,
+            ect: EctPolicy::All,
+            delayed_ack: None,
+            handshake: false,
+            restart_after_idle: true,
+            cc: CcConfig::Dctcp {
+                g: 1.0 / 16.0,
+                initial_alpha: 1.0,
+            },
+        }
+    }
+}
+
+/// Addressing shared by both endpoints of one connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowAddr {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub class: u8,
+}
