@@ -68,10 +68,7 @@ fn load(spec: &str, sets: &[String]) -> Result<Scenario, Error> {
         Some(text) => Scenario::from_toml(text, sets),
         None => Err(Error::config(
             "SCENARIO",
-            format!(
-                "`{spec}` is neither a file nor a shipped scenario ({})",
-                names().join(", ")
-            ),
+            format!("`{spec}` is neither a file nor a shipped scenario ({})", names().join(", ")),
         )),
     }
 }
@@ -81,9 +78,7 @@ fn names() -> Vec<&'static str> {
 }
 
 fn cmd_run(mut a: Args) -> Result<(), Error> {
-    let out = a
-        .value("--out")?
-        .ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
+    let out = a.value("--out")?.ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
     let seed = a.value("--seed")?;
     let mut sets = a.values("--set")?;
     if let Some(s) = seed {
@@ -121,12 +116,7 @@ fn cmd_list(a: Args) -> Result<(), Error> {
     a.done()?;
     println!("scenarios:");
     for (n, text) in builtin::SCENARIOS {
-        let first = text
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches('#')
-            .trim();
+        let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
         println!("  {n:<24} {first}");
     }
     Ok(())
@@ -142,9 +132,7 @@ fn peak_rss_mib() -> Option<f64> {
 
 fn cmd_bench(mut a: Args) -> Result<(), Error> {
     let json = a.flag("--json");
-    let spec = a
-        .value("--scenario")?
-        .unwrap_or_else(|| "dctcp-8flows".into());
+    let spec = a.value("--scenario")?.unwrap_or_else(|| "dctcp-8flows".into());
     let sets = a.values("--set")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
@@ -154,17 +142,11 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     // The bottleneck: the switch port that sent the most packets.
     let (name, port) = s["ports"]
         .as_object()
-        .and_then(|m| {
-            m.iter()
-                .max_by_key(|(_, v)| v["counters"]["sent_pkts"].as_u64().unwrap_or(0))
-        })
+        .and_then(|m| m.iter().max_by_key(|(_, v)| v["counters"]["sent_pkts"].as_u64().unwrap_or(0)))
         .map(|(n, v)| (n.clone(), v.clone()))
         .unwrap_or_default();
     let pkts = port["counters"]["sent_pkts"].as_u64().unwrap_or(0);
-    let arrived = port["counters"]["arrived_pkts"]
-        .as_u64()
-        .unwrap_or(0)
-        .max(1);
+    let arrived = port["counters"]["arrived_pkts"].as_u64().unwrap_or(0).max(1);
     let out = serde_json::json!({
         "sim": "ecnlab",
         "scenario": spec,
@@ -205,10 +187,7 @@ fn main() -> ExitCode {
         "validate" => cmd_validate(a),
         "list" => cmd_list(a),
         "bench" => cmd_bench(a),
-        _ => Err(Error::config(
-            "COMMAND",
-            format!("unknown command `{cmd}`; see --help"),
-        )),
+        _ => Err(Error::config("COMMAND", format!("unknown command `{cmd}`; see --help"))),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

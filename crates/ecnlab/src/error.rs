@@ -18,14 +18,7 @@ pub enum Error {
 impl Error {
     pub fn config(path: impl Into<String>, msg: impl Into<String>) -> Error {
         let path = path.into();
-        Error::Config {
-            path: if path.is_empty() {
-                "<root>".into()
-            } else {
-                path
-            },
-            msg: msg.into(),
-        }
+        Error::Config { path: if path.is_empty() { "<root>".into() } else { path }, msg: msg.into() }
     }
 }
 

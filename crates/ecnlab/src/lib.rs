@@ -45,8 +45,7 @@ pub fn run(sc: &Scenario) -> Result<RunReport> {
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(sc)?;
     sim.run()?;
-    sim.check_conservation()
-        .map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
+    sim.check_conservation().map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
     let wall = t0.elapsed().as_secs_f64();
     Ok(sim.report(sc, wall))
 }

@@ -119,11 +119,7 @@ fn parse_scaled(num: &str, scale: u128) -> Result<u128, String> {
     if int.len() + frac.len() > 30 {
         return Err(format!("`{num}` has too many digits"));
     }
-    let int_v: u128 = if int.is_empty() {
-        0
-    } else {
-        int.parse().map_err(|_| "number too large".to_string())?
-    };
+    let int_v: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| "number too large".to_string())? };
     let mut v = int_v.checked_mul(scale).ok_or("number too large")?;
     let mut place = scale;
     for c in frac.chars() {
@@ -160,20 +156,12 @@ fn fmt_scaled(v: u128, scale: u128) -> String {
 /// Splits `85.2us` into (`85.2`, `us`).
 fn split_unit(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     (&s[..idx], s[idx..].trim())
 }
 
-const TIME_UNITS: [(&str, u128); 6] = [
-    ("s", 1_000_000_000_000),
-    ("ms", 1_000_000_000),
-    ("us", 1_000_000),
-    ("µs", 1_000_000),
-    ("ns", 1_000),
-    ("ps", 1),
-];
+const TIME_UNITS: [(&str, u128); 6] =
+    [("s", 1_000_000_000_000), ("ms", 1_000_000_000), ("us", 1_000_000), ("µs", 1_000_000), ("ns", 1_000), ("ps", 1)];
 const BYTE_UNITS: [(&str, u128); 7] = [
     ("B", 1),
     ("KB", 1_000),
@@ -183,13 +171,8 @@ const BYTE_UNITS: [(&str, u128); 7] = [
     ("MiB", 1 << 20),
     ("GiB", 1 << 30),
 ];
-const RATE_UNITS: [(&str, u128); 5] = [
-    ("bps", 1),
-    ("Kbps", 1_000),
-    ("Mbps", 1_000_000),
-    ("Gbps", 1_000_000_000),
-    ("Tbps", 1_000_000_000_000),
-];
+const RATE_UNITS: [(&str, u128); 5] =
+    [("bps", 1), ("Kbps", 1_000), ("Mbps", 1_000_000), ("Gbps", 1_000_000_000), ("Tbps", 1_000_000_000_000)];
 
 fn parse_with(s: &str, units: &[(&str, u128)], what: &str) -> Result<u64, String> {
     let (num, unit) = split_unit(s);
@@ -225,11 +208,7 @@ impl std::str::FromStr for Rate {
 /// Picks the largest unit in which the value is at least 1 and prints it exactly.
 fn fmt_best(v: u64, units: &[(&str, u128)]) -> String {
     let v = v as u128;
-    let mut best = units
-        .iter()
-        .filter(|u| u.1 == 1)
-        .next()
-        .expect("unit list has a base unit");
+    let mut best = units.iter().filter(|u| u.1 == 1).next().expect("unit list has a base unit");
     for u in units {
         if v >= u.1 && u.1 > best.1 && u.0 != "µs" && !u.0.contains('i') {
             best = u;
@@ -263,8 +242,8 @@ macro_rules! serde_via_str {
         }
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)
-                    .map_err(|_| de::Error::custom(concat!("expected a ", $what, " string")))?;
+                let s =
+                    String::deserialize(d).map_err(|_| de::Error::custom(concat!("expected a ", $what, " string")))?;
                 s.parse().map_err(de::Error::custom)
             }
         }
@@ -300,9 +279,7 @@ impl std::str::FromStr for QueueLen {
         let (num, unit) = split_unit(s);
         if unit == "pkt" || unit == "pkts" {
             let mp = parse_scaled(num, 1000).map_err(|e| format!("`{s}`: {e}"))?;
-            return u64::try_from(mp)
-                .map(QueueLen::MilliPackets)
-                .map_err(|_| format!("`{s}` is too large"));
+            return u64::try_from(mp).map(QueueLen::MilliPackets).map_err(|_| format!("`{s}` is too large"));
         }
         if TIME_UNITS.iter().any(|u| u.0 == unit) {
             return s.parse().map(QueueLen::Time);
@@ -310,9 +287,7 @@ impl std::str::FromStr for QueueLen {
         if BYTE_UNITS.iter().any(|u| u.0 == unit) {
             return s.parse().map(QueueLen::Bytes);
         }
-        Err(format!(
-            "`{s}`: a queue length needs a unit: pkt, a size (B, KB, KiB, MB) or a time (us, ms)"
-        ))
+        Err(format!("`{s}`: a queue length needs a unit: pkt, a size (B, KB, KiB, MB) or a time (us, ms)"))
     }
 }
 impl fmt::Display for QueueLen {
@@ -324,10 +299,7 @@ impl fmt::Display for QueueLen {
         }
     }
 }
-serde_via_str!(
-    QueueLen,
-    "queue length (e.g. \"65pkt\", \"97.5KB\", \"78us\")"
-);
+serde_via_str!(QueueLen, "queue length (e.g. \"65pkt\", \"97.5KB\", \"78us\")");
 
 #[cfg(test)]
 mod tests {
@@ -370,22 +342,10 @@ mod tests {
     #[test]
     fn queue_lengths_resolve_with_port_mtu_and_rate() {
         let (mtu, c) = (Bytes(1500), Rate::gbps(10));
-        assert_eq!(
-            "65pkt".parse::<QueueLen>().unwrap().resolve(mtu, c),
-            Bytes(97_500)
-        );
-        assert_eq!(
-            "2.5pkt".parse::<QueueLen>().unwrap().resolve(mtu, c),
-            Bytes(3_750)
-        );
+        assert_eq!("65pkt".parse::<QueueLen>().unwrap().resolve(mtu, c), Bytes(97_500));
+        assert_eq!("2.5pkt".parse::<QueueLen>().unwrap().resolve(mtu, c), Bytes(3_750));
         // K = C·t: 78 us at 10 Gb/s is 97.5 KB.
-        assert_eq!(
-            "78us".parse::<QueueLen>().unwrap().resolve(mtu, c),
-            Bytes(97_500)
-        );
-        assert_eq!(
-            "0pkt".parse::<QueueLen>().unwrap().resolve(mtu, c),
-            Bytes(0)
-        );
+        assert_eq!("78us".parse::<QueueLen>().unwrap().resolve(mtu, c), Bytes(97_500));
+        assert_eq!("0pkt".parse::<QueueLen>().unwrap().resolve(mtu, c), Bytes(0));
     }
 }

@@ -67,12 +67,7 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            phase: event.phase(),
-            seq: self.seq,
-            event,
-        });
+        self.heap.push(Entry { time, phase: event.phase(), seq: self.seq, event });
     }
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         self.heap.pop().map(|e| (e.time, e.event))

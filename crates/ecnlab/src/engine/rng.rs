@@ -20,19 +20,12 @@ impl Rng {
     /// The stream for component `key` under the run's `seed`.
     pub fn stream(seed: u64, key: u64) -> Rng {
         let mut x = seed ^ splitmix(&mut key.wrapping_mul(0xA24B_AED4_963E_E407).clone());
-        let s = [
-            splitmix(&mut x),
-            splitmix(&mut x),
-            splitmix(&mut x),
-            splitmix(&mut x),
-        ];
+        let s = [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)];
         Rng { s }
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        let r = (self.s[0].wrapping_add(self.s[3]))
-            .rotate_left(23)
-            .wrapping_add(self.s[0]);
+        let r = (self.s[0].wrapping_add(self.s[3])).rotate_left(23).wrapping_add(self.s[0]);
         let t = self.s[1] << 17;
         self.s[2] ^= self.s[0];
         self.s[3] ^= self.s[1];

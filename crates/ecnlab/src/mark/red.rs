@@ -36,19 +36,7 @@ impl Red {
         port_scope: bool,
         rng: Rng,
     ) -> Red {
-        Red {
-            min,
-            max,
-            max_p,
-            weight,
-            gentle,
-            drop_above_max,
-            port_scope,
-            avg: 0.0,
-            count: -1,
-            idle_since: None,
-            rng,
-        }
+        Red { min, max, max_p, weight, gentle, drop_above_max, port_scope, avg: 0.0, count: -1, idle_since: None, rng }
     }
 
     pub fn on_idle(&mut self, now: Time) {
@@ -56,11 +44,7 @@ impl Red {
     }
 
     pub fn on_enqueue(&mut self, st: &PortState, q: usize, _p: &Packet) -> Verdict {
-        let qlen = if self.port_scope {
-            st.port_bytes
-        } else {
-            st.queue_bytes[q]
-        };
+        let qlen = if self.port_scope { st.port_bytes } else { st.queue_bytes[q] };
         // DESIGN pins occupancy at enqueue to include the arriving packet, for RED as for every marker.
         let qlen = qlen as f64;
         if let Some(since) = self.idle_since.take() {
@@ -86,11 +70,7 @@ impl Red {
             };
         };
         self.count += 1;
-        let pa = if self.count as f64 * pb >= 1.0 {
-            1.0
-        } else {
-            pb / (1.0 - self.count as f64 * pb)
-        };
+        let pa = if self.count as f64 * pb >= 1.0 { 1.0 } else { pb / (1.0 - self.count as f64 * pb) };
         if self.rng.uniform() < pa {
             self.count = 0;
             Verdict::Mark(MarkReason::Red)
@@ -106,10 +86,7 @@ mod tests {
     use crate::mark::test_util::state;
 
     fn pkt() -> Packet {
-        Packet {
-            wire: 1500,
-            ..Packet::default()
-        }
+        Packet { wire: 1500, ..Packet::default() }
     }
 
     #[test]
@@ -117,45 +94,21 @@ mod tests {
         // min = max = K, weight 1: marks exactly when the queue (arrival included) exceeds K.
         let k = Bytes(15_000);
         let mut red = Red::new(k, k, 1.0, 1.0, false, false, false, Rng::stream(1, 1));
-        assert_eq!(
-            red.on_enqueue(&state(&[15_000], &[10], Time::ZERO), 0, &pkt()),
-            Verdict::Pass
-        );
-        assert_eq!(
-            red.on_enqueue(&state(&[16_500], &[11], Time::ZERO), 0, &pkt()),
-            Verdict::Mark(MarkReason::Red)
-        );
-        assert_eq!(
-            red.on_enqueue(&state(&[1_500], &[1], Time::ZERO), 0, &pkt()),
-            Verdict::Pass
-        );
+        assert_eq!(red.on_enqueue(&state(&[15_000], &[10], Time::ZERO), 0, &pkt()), Verdict::Pass);
+        assert_eq!(red.on_enqueue(&state(&[16_500], &[11], Time::ZERO), 0, &pkt()), Verdict::Mark(MarkReason::Red));
+        assert_eq!(red.on_enqueue(&state(&[1_500], &[1], Time::ZERO), 0, &pkt()), Verdict::Pass);
     }
 
     #[test]
     fn marking_rate_between_thresholds_tracks_max_p() {
         // Hold avg at the midpoint: p_b = max_p / 2 = 0.05; count-spacing makes marks uniform with mean 1/(2·p_b)
         // gaps... the long-run marking fraction for count-based RED is 2·p_b/(1+p_b) ≈ 0.095.
-        let mut red = Red::new(
-            Bytes(10_000),
-            Bytes(30_000),
-            0.1,
-            1.0,
-            false,
-            false,
-            false,
-            Rng::stream(3, 3),
-        );
+        let mut red = Red::new(Bytes(10_000), Bytes(30_000), 0.1, 1.0, false, false, false, Rng::stream(3, 3));
         let n = 100_000;
-        let marks = (0..n)
-            .filter(|_| {
-                red.on_enqueue(&state(&[20_000], &[14], Time::ZERO), 0, &pkt()) != Verdict::Pass
-            })
-            .count();
+        let marks =
+            (0..n).filter(|_| red.on_enqueue(&state(&[20_000], &[14], Time::ZERO), 0, &pkt()) != Verdict::Pass).count();
         let frac = marks as f64 / n as f64;
         let expect = 2.0 * 0.05 / (1.0 + 0.05);
-        assert!(
-            (frac - expect).abs() < 0.01,
-            "marked {frac}, expected ≈ {expect}"
-        );
+        assert!((frac - expect).abs() < 0.01, "marked {frac}, expected ≈ {expect}");
     }
 }

@@ -58,64 +58,27 @@ mod tests {
     #[test]
     fn ge_marks_at_the_threshold_and_gt_only_above() {
         let k = Bytes(3000);
-        let ge = Threshold {
-            threshold: k,
-            at: At::Enqueue,
-            compare: Compare::Ge,
-            scope: Scope::Queue,
-        };
-        let gt = Threshold {
-            compare: Compare::Gt,
-            ..ge.clone()
-        };
+        let ge = Threshold { threshold: k, at: At::Enqueue, compare: Compare::Ge, scope: Scope::Queue };
+        let gt = Threshold { compare: Compare::Gt, ..ge.clone() };
         let at_k = state(&[3000], &[2], Time::ZERO);
-        assert_eq!(
-            ge.on_enqueue(&at_k, 0),
-            Verdict::Mark(MarkReason::Threshold)
-        );
+        assert_eq!(ge.on_enqueue(&at_k, 0), Verdict::Mark(MarkReason::Threshold));
         assert_eq!(gt.on_enqueue(&at_k, 0), Verdict::Pass);
         let above = state(&[3001], &[3], Time::ZERO);
-        assert_eq!(
-            gt.on_enqueue(&above, 0),
-            Verdict::Mark(MarkReason::Threshold)
-        );
-        assert_eq!(
-            ge.on_dequeue(&above, 0),
-            Verdict::Pass,
-            "enqueue marker ignores dequeues"
-        );
+        assert_eq!(gt.on_enqueue(&above, 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(ge.on_dequeue(&above, 0), Verdict::Pass, "enqueue marker ignores dequeues");
     }
 
     #[test]
     fn zero_threshold_with_ge_marks_everything() {
         // ECN*'s h = 0: every packet, even into an empty queue... the arriving packet itself counts.
-        let m = Threshold {
-            threshold: Bytes(0),
-            at: At::Dequeue,
-            compare: Compare::Ge,
-            scope: Scope::Queue,
-        };
-        assert_eq!(
-            m.on_dequeue(&state(&[0], &[0], Time::ZERO), 0),
-            Verdict::Mark(MarkReason::Threshold)
-        );
+        let m = Threshold { threshold: Bytes(0), at: At::Dequeue, compare: Compare::Ge, scope: Scope::Queue };
+        assert_eq!(m.on_dequeue(&state(&[0], &[0], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
     }
 
     #[test]
     fn port_scope_sums_queues() {
-        let m = Threshold {
-            threshold: Bytes(4000),
-            at: At::Enqueue,
-            compare: Compare::Gt,
-            scope: Scope::Port,
-        };
-        assert_eq!(
-            m.on_enqueue(&state(&[3000, 1500], &[2, 1], Time::ZERO), 0),
-            Verdict::Mark(MarkReason::Threshold)
-        );
-        assert_eq!(
-            m.on_enqueue(&state(&[3000, 0], &[2, 0], Time::ZERO), 0),
-            Verdict::Pass
-        );
+        let m = Threshold { threshold: Bytes(4000), at: At::Enqueue, compare: Compare::Gt, scope: Scope::Port };
+        assert_eq!(m.on_enqueue(&state(&[3000, 1500], &[2, 1], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(m.on_enqueue(&state(&[3000, 0], &[2, 0], Time::ZERO), 0), Verdict::Pass);
     }
 }

@@ -58,17 +58,8 @@ pub struct Network {
 
 impl Network {
     /// Builds ports for every link direction and routing tables. Hosts must have exactly one link.
-    pub fn build(
-        hosts: usize,
-        switches: usize,
-        links: &[LinkSpec],
-        mtu: Bytes,
-    ) -> Result<Network, String> {
-        let mut net = Network {
-            hosts,
-            switches,
-            ..Network::default()
-        };
+    pub fn build(hosts: usize, switches: usize, links: &[LinkSpec], mtu: Bytes) -> Result<Network, String> {
+        let mut net = Network { hosts, switches, ..Network::default() };
         let mut host_port = vec![None; hosts];
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); hosts + switches]; // ports leaving each node
         let idx = |n: Node| match n {
@@ -76,18 +67,9 @@ impl Network {
             Node::Switch(s) => hosts + s as usize,
         };
         for l in links {
-            for (from, to, rate, delay) in [
-                (l.a, l.b, l.rate_ab, l.delay_ab),
-                (l.b, l.a, l.rate_ba, l.delay_ba),
-            ] {
+            for (from, to, rate, delay) in [(l.a, l.b, l.rate_ab, l.delay_ab), (l.b, l.a, l.rate_ba, l.delay_ba)] {
                 let id = net.ports.len() as u32;
-                net.ports.push(PortSpec {
-                    from,
-                    to,
-                    rate,
-                    delay,
-                    mtu,
-                });
+                net.ports.push(PortSpec { from, to, rate, delay, mtu });
                 adj[idx(from)].push(id);
                 if let Node::Host(h) = from {
                     if host_port[h as usize].replace(id).is_some() {
@@ -171,10 +153,7 @@ impl Network {
     }
 
     pub fn port_by_name(&self, name: &str) -> Option<u32> {
-        self.ports
-            .iter()
-            .position(|p| p.name() == name)
-            .map(|i| i as u32)
+        self.ports.iter().position(|p| p.name() == name).map(|i| i as u32)
     }
 }
 
@@ -195,9 +174,7 @@ mod tests {
 
     #[test]
     fn star_routes_and_base_rtt() {
-        let links: Vec<_> = (0..3)
-            .map(|h| link(Node::Host(h), Node::Switch(0), 10, 20))
-            .collect();
+        let links: Vec<_> = (0..3).map(|h| link(Node::Host(h), Node::Switch(0), 10, 20)).collect();
         let net = Network::build(3, 1, &links, Bytes(1500)).unwrap();
         let to_h2 = net.route(0, 2, 12345);
         assert_eq!(net.ports[to_h2 as usize].to, Node::Host(2));
@@ -209,12 +186,7 @@ mod tests {
     #[test]
     fn ecmp_spreads_flows_over_equal_paths() {
         // Two leaves, two spines, one host per leaf.
-        let (l0, l1, s0, s1) = (
-            Node::Switch(0),
-            Node::Switch(1),
-            Node::Switch(2),
-            Node::Switch(3),
-        );
+        let (l0, l1, s0, s1) = (Node::Switch(0), Node::Switch(1), Node::Switch(2), Node::Switch(3));
         let links = vec![
             link(Node::Host(0), l0, 10, 1),
             link(Node::Host(1), l1, 10, 1),
@@ -229,17 +201,12 @@ mod tests {
             let p = net.route(0, 1, f.wrapping_mul(0x2545_F491_4F6C_DD1D));
             counts[(net.ports[p as usize].to == s1) as usize] += 1;
         }
-        assert!(
-            counts.iter().all(|&c| (4500..5500).contains(&c)),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| (4500..5500).contains(&c)), "{counts:?}");
     }
 
     #[test]
     fn rejects_disconnected_hosts() {
         let links = vec![link(Node::Host(0), Node::Switch(0), 10, 1)];
-        assert!(Network::build(2, 1, &links, Bytes(1500))
-            .unwrap_err()
-            .contains("h1"));
+        assert!(Network::build(2, 1, &links, Bytes(1500)).unwrap_err().contains("h1"));
     }
 }

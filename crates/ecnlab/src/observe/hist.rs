@@ -90,10 +90,7 @@ mod tests {
             let b = bucket(v);
             assert!(b >= prev);
             prev = b;
-            assert!(
-                (bucket_mid(b) - v as f64).abs() <= v as f64 / 64.0 + 0.5,
-                "v {v}"
-            );
+            assert!((bucket_mid(b) - v as f64).abs() <= v as f64 / 64.0 + 0.5, "v {v}");
         }
     }
 

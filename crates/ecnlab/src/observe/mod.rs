@@ -15,11 +15,7 @@ pub struct Series {
 
 impl Series {
     pub fn new(name: &str, columns: Vec<String>) -> Series {
-        Series {
-            name: name.into(),
-            columns,
-            rows: Vec::new(),
-        }
+        Series { name: name.into(), columns, rows: Vec::new() }
     }
     pub fn to_csv(&self) -> String {
         let mut s = self.columns.join(",");

@@ -38,6 +38,19 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// `self − earlier`, counter by counter.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        let mut d = self.clone();
+        d.arrived_pkts -= earlier.arrived_pkts;
+        d.arrived_bytes -= earlier.arrived_bytes;
+        d.sent_pkts -= earlier.sent_pkts;
+        d.sent_bytes -= earlier.sent_bytes;
+        d.non_ect_passed -= earlier.non_ect_passed;
+        d.marks.iter_mut().zip(earlier.marks).for_each(|(a, b)| *a -= b);
+        d.drops.iter_mut().zip(earlier.drops).for_each(|(a, b)| *a -= b);
+        d
+    }
+
     pub fn total_marks(&self) -> u64 {
         self.marks.iter().sum()
     }
@@ -92,6 +105,8 @@ pub struct Port {
     pub occupancy: Occupancy,
     /// Time the transmitter spent busy (for utilisation).
     pub busy_time: Time,
+    /// Counters and busy time when the statistics window opened.
+    pub at_window_start: (Counters, Time),
     pub first_mark: Option<(Time, u32)>,
 }
 
@@ -127,19 +142,14 @@ impl Port {
             pipe: VecDeque::new(),
             occupancy: Occupancy::new(histogram),
             busy_time: Time::ZERO,
+            at_window_start: (Counters::default(), Time::ZERO),
             first_mark: None,
             cfg,
         }
     }
 
     /// The marker's view, borrowing only the fields it reads (so the marker itself can be borrowed mutably).
-    fn state<'a>(
-        cfg: &PortConfig,
-        q_bytes: &'a [u64],
-        q_pkts: &'a [u32],
-        port_bytes: u64,
-        now: Time,
-    ) -> PortState<'a> {
+    fn state<'a>(cfg: &PortConfig, q_bytes: &'a [u64], q_pkts: &'a [u32], port_bytes: u64, now: Time) -> PortState<'a> {
         PortState {
             now,
             rate: cfg.rate,
@@ -168,13 +178,7 @@ impl Port {
     }
 
     /// Applies a marker verdict to a packet; returns the drop reason if it must go.
-    fn apply(
-        &mut self,
-        q: usize,
-        v: Verdict,
-        p: &mut Packet,
-        now: Time,
-    ) -> Result<bool, DropReason> {
+    fn apply(&mut self, q: usize, v: Verdict, p: &mut Packet, now: Time) -> Result<bool, DropReason> {
         let c = &mut self.queues[q].counters;
         match v {
             Verdict::Pass => Ok(false),
@@ -212,13 +216,7 @@ impl Port {
         // The arriving packet counts toward the occupancy the marker sees.
         self.q_bytes[q] += wire;
         self.q_pkts[q] += 1;
-        let st = Self::state(
-            &self.cfg,
-            &self.q_bytes,
-            &self.q_pkts,
-            self.port_bytes + wire,
-            now,
-        );
+        let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, self.port_bytes + wire, now);
         let verdict = self.marker.on_enqueue(&st, q, p);
         self.q_bytes[q] -= wire;
         self.q_pkts[q] -= 1;
@@ -246,10 +244,7 @@ impl Port {
     ) -> Option<(PacketId, usize, bool)> {
         loop {
             let q = self.sched.pick(&View(&self.queues))?;
-            let (id, wire) = self.queues[q]
-                .fifo
-                .pop_front()
-                .expect("scheduler picked an empty queue");
+            let (id, wire) = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
             let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
             self.set_len(now, q, b, n);
             let p = pool.get_mut(id);
@@ -278,6 +273,15 @@ impl Port {
     /// Packets waiting in the queues (not counting the one in transmission).
     pub fn queued_pkts(&self) -> u64 {
         self.queues.iter().map(|q| q.pkts as u64).sum()
+    }
+
+    /// Opens the statistics window: occupancy restarts, counters are remembered for differences.
+    pub fn start_window(&mut self, now: Time) {
+        self.occupancy.reset(now);
+        for q in &mut self.queues {
+            q.occupancy.reset(now);
+        }
+        self.at_window_start = (self.counters(), self.busy_time);
     }
 
     pub fn counters(&self) -> Counters {

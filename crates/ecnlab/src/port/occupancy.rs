@@ -9,7 +9,10 @@ pub struct Occupancy {
     last: Time,
     start: Time,
     integral: u128,
+    integral_sq: f64,
     max: u64,
+    min: u64,
+    max_all: u64,
     hist: Option<LogHist>,
 }
 
@@ -18,6 +21,12 @@ pub struct OccupancyStats {
     /// Time-weighted mean over the window, bytes.
     pub mean: f64,
     pub max: u64,
+    /// Minimum over the window, bytes.
+    pub min: u64,
+    /// Maximum over the whole run, warm-up included (slow-start peaks), bytes.
+    pub max_all: u64,
+    /// Time-weighted standard deviation over the window, bytes.
+    pub std: f64,
     /// Time-weighted median and 99th percentile, bytes (when histograms are on for the port).
     pub p50: Option<f64>,
     pub p99: Option<f64>,
@@ -30,7 +39,10 @@ impl Occupancy {
             last: Time::ZERO,
             start: Time::ZERO,
             integral: 0,
+            integral_sq: 0.0,
             max: 0,
+            min: 0,
+            max_all: 0,
             hist: histogram.then(LogHist::default),
         }
     }
@@ -39,6 +51,7 @@ impl Occupancy {
         let dt = now.saturating_sub(self.last).0;
         if dt > 0 {
             self.integral += self.cur as u128 * dt as u128;
+            self.integral_sq += (self.cur as f64) * (self.cur as f64) * dt as f64;
             if let Some(h) = &mut self.hist {
                 h.add(self.cur, dt);
             }
@@ -51,6 +64,8 @@ impl Occupancy {
         self.accrue(now);
         self.cur = value;
         self.max = self.max.max(value);
+        self.min = self.min.min(value);
+        self.max_all = self.max_all.max(value);
     }
 
     /// Starts the measurement window at `now` (e.g. after warm-up).
@@ -58,7 +73,9 @@ impl Occupancy {
         self.accrue(now);
         self.start = now;
         self.integral = 0;
+        self.integral_sq = 0.0;
         self.max = self.cur;
+        self.min = self.cur;
         if let Some(h) = &mut self.hist {
             h.clear();
         }
@@ -72,19 +89,15 @@ impl Occupancy {
     pub fn stats(&mut self, now: Time) -> OccupancyStats {
         self.accrue(now);
         let span = now.saturating_sub(self.start).0;
-        let mean = if span == 0 {
-            self.cur as f64
-        } else {
-            self.integral as f64 / span as f64
-        };
-        let q = |p| {
-            self.hist
-                .as_ref()
-                .map(|h| h.quantile(p).unwrap_or(self.cur as f64))
-        };
+        let mean = if span == 0 { self.cur as f64 } else { self.integral as f64 / span as f64 };
+        let var = if span == 0 { 0.0 } else { (self.integral_sq / span as f64 - mean * mean).max(0.0) };
+        let q = |p| self.hist.as_ref().map(|h| h.quantile(p).unwrap_or(self.cur as f64));
         OccupancyStats {
             mean,
             max: self.max,
+            min: self.min,
+            max_all: self.max_all,
+            std: var.sqrt(),
             p50: q(0.5),
             p99: q(0.99),
         }
@@ -103,7 +116,9 @@ mod tests {
         o.set(Time::from_us(4), 1000);
         let s = o.stats(Time::from_us(10));
         assert!((s.mean - 1500.0).abs() < 1e-9);
-        assert_eq!(s.max, 3000);
+        assert_eq!((s.max, s.min), (3000, 0));
+        // E[x²] = (3000² · 3 + 1000² · 6) / 10 = 3.3e6; var = 3.3e6 − 1500² = 1.05e6.
+        assert!((s.std - 1.05e6f64.sqrt()).abs() < 1e-6);
         assert!((s.p50.unwrap() - 1000.0).abs() <= 1000.0 / 64.0);
         assert!((s.p99.unwrap() - 3000.0).abs() <= 3000.0 / 64.0);
     }
@@ -115,7 +130,7 @@ mod tests {
         o.set(Time::from_us(5), 100);
         o.reset(Time::from_us(10));
         let s = o.stats(Time::from_us(20));
-        assert_eq!(s.max, 100);
+        assert_eq!((s.max, s.min, s.max_all), (100, 100, 5000));
         assert!((s.mean - 100.0).abs() < 1e-9);
     }
 }

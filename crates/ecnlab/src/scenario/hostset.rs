@@ -13,10 +13,8 @@ impl std::str::FromStr for HostSet {
             let bad = || format!("`{part}` is not a host index or range like 1-8");
             match part.split_once('-') {
                 Some((a, b)) => {
-                    let (a, b): (u32, u32) = (
-                        a.trim().parse().map_err(|_| bad())?,
-                        b.trim().parse().map_err(|_| bad())?,
-                    );
+                    let (a, b): (u32, u32) =
+                        (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
                     if a > b {
                         return Err(format!("range `{part}` is empty"));
                     }
@@ -47,9 +45,7 @@ impl<'de> Deserialize<'de> for HostSet {
             Many(Vec<u32>),
             Text(String),
         }
-        match Raw::deserialize(d)
-            .map_err(|_| de::Error::custom("expected a host index, a list, or \"1-8\""))?
-        {
+        match Raw::deserialize(d).map_err(|_| de::Error::custom("expected a host index, a list, or \"1-8\""))? {
             Raw::One(h) => Ok(HostSet(vec![h])),
             Raw::Many(v) if !v.is_empty() => Ok(HostSet(v)),
             Raw::Many(_) => Err(de::Error::custom("empty host list")),

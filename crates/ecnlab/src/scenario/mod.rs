@@ -289,17 +289,14 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_events: 20_000_000_000,
-        }
+        Limits { max_events: 20_000_000_000 }
     }
 }
 
 impl Scenario {
     /// Parses TOML text, applies `key=value` overrides, deserializes with field paths, and validates.
     pub fn from_toml(text: &str, sets: &[String]) -> Result<Scenario, Error> {
-        let mut doc: toml::Value =
-            toml::from_str(text).map_err(|e| Error::config("", e.message()))?;
+        let mut doc: toml::Value = toml::from_str(text).map_err(|e| Error::config("", e.message()))?;
         for s in sets {
             apply_set(&mut doc, s)?;
         }
@@ -326,9 +323,8 @@ impl Scenario {
 /// Applies `a.b.0.c=value` to a TOML document. The value is read as a TOML literal when it parses as one
 /// (`3`, `true`, `"x"`, `[1, 2]`, `{ kind = "red", … }`), else as a bare string (`10Gbps`).
 pub fn apply_set(doc: &mut toml::Value, set: &str) -> Result<(), Error> {
-    let (path, raw) = set
-        .split_once('=')
-        .ok_or_else(|| Error::config("--set", format!("`{set}` is not of the form path=value")))?;
+    let (path, raw) =
+        set.split_once('=').ok_or_else(|| Error::config("--set", format!("`{set}` is not of the form path=value")))?;
     let path = path.trim();
     let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
         Ok(mut t) => t.remove("v").expect("parsed key"),
@@ -347,29 +343,22 @@ pub fn apply_set(doc: &mut toml::Value, set: &str) -> Result<(), Error> {
                     t.insert(k.to_string(), value);
                     return Ok(());
                 }
-                t.entry(k.to_string())
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                t.entry(k.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
             }
             toml::Value::Array(a) => {
-                let idx: usize = k.parse().map_err(|_| {
-                    Error::config(path, format!("`{k}` must be an index into an array"))
-                })?;
+                let idx: usize =
+                    k.parse().map_err(|_| Error::config(path, format!("`{k}` must be an index into an array")))?;
                 let len = a.len();
-                let slot = a.get_mut(idx).ok_or_else(|| {
-                    Error::config(path, format!("index {idx} out of range (array has {len})"))
-                })?;
+                let slot = a
+                    .get_mut(idx)
+                    .ok_or_else(|| Error::config(path, format!("index {idx} out of range (array has {len})")))?;
                 if last {
                     *slot = value;
                     return Ok(());
                 }
                 slot
             }
-            _ => {
-                return Err(Error::config(
-                    path,
-                    format!("`{}` is not a table", keys[..i].join(".")),
-                ))
-            }
+            _ => return Err(Error::config(path, format!("`{}` is not a table", keys[..i].join(".")))),
         };
     }
     unreachable!()

@@ -24,13 +24,7 @@ impl Scenario {
     fn host(&self, path: &str, h: u32) -> Result<(), Error> {
         let n = self.host_count();
         if h >= n {
-            return err(
-                path,
-                format!(
-                    "host {h} does not exist (hosts are 0..{})",
-                    n.saturating_sub(1)
-                ),
-            );
+            return err(path, format!("host {h} does not exist (hosts are 0..{})", n.saturating_sub(1)));
         }
         Ok(())
     }
@@ -49,10 +43,7 @@ impl Scenario {
         self.validate_topology()?;
         let t = &self.transport;
         if t.mss == 0 || t.mss as u64 + crate::packet::HEADER_BYTES as u64 > self.mtu.0 {
-            return err(
-                "transport.mss",
-                format!("must be in [1, mtu − 40] = [1, {}]", self.mtu.0 - 40),
-            );
+            return err("transport.mss", format!("must be in [1, mtu − 40] = [1, {}]", self.mtu.0 - 40));
         }
         if t.initial_window == 0 {
             return err("transport.initial_window", "must be ≥ 1 segment");
@@ -74,8 +65,7 @@ impl Scenario {
                 return err("transport.delayed_ack.timeout", "must be > 0");
             }
         }
-        t.cc.validate()
-            .or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
+        t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
         self.validate_port("switch", &self.switch)?;
         for (i, o) in self.ports.iter().enumerate() {
             let path = format!("ports.{i}");
@@ -96,26 +86,14 @@ impl Scenario {
 
     fn validate_topology(&self) -> Result<(), Error> {
         match &self.topology {
-            Topology::Star {
-                hosts,
-                rate,
-                host_links,
-                ..
-            } => {
+            Topology::Star { hosts, rate, host_links, .. } => {
                 if *hosts < 2 || *hosts > 100_000 {
                     return err("topology.hosts", "must be in [2, 100000]");
                 }
                 positive_rate("topology.rate", *rate)?;
                 self.validate_host_links(host_links)
             }
-            Topology::Dumbbell {
-                left,
-                right,
-                rate,
-                bottleneck_rate,
-                host_links,
-                ..
-            } => {
+            Topology::Dumbbell { left, right, rate, bottleneck_rate, host_links, .. } => {
                 if *left == 0 || *right == 0 {
                     return err("topology.left", "both sides need ≥ 1 host");
                 }
@@ -151,10 +129,7 @@ impl Scenario {
 
     fn validate_port(&self, path: &str, p: &PortSettings) -> Result<(), Error> {
         if p.buffer.0 < self.mtu.0 {
-            return err(
-                format!("{path}.buffer"),
-                format!("must hold at least one MTU ({})", self.mtu),
-            );
+            return err(format!("{path}.buffer"), format!("must hold at least one MTU ({})", self.mtu));
         }
         if p.queues == 0 || p.queues > 32 {
             return err(format!("{path}.queues"), "must be in [1, 32]");
@@ -165,39 +140,24 @@ impl Scenario {
         let check_k = |field: &str, k: QueueLen| -> Result<(), Error> {
             let b = resolve(k);
             if b > p.buffer {
-                return err(
-                    format!("{path}.marker.{field}"),
-                    format!("{k} = {b} exceeds the buffer ({})", p.buffer),
-                );
+                return err(format!("{path}.marker.{field}"), format!("{k} = {b} exceeds the buffer ({})", p.buffer));
             }
             Ok(())
         };
         match &p.marker {
             MarkerConfig::None => {}
             MarkerConfig::Threshold { threshold, .. } => check_k("threshold", *threshold)?,
-            MarkerConfig::Red {
-                min,
-                max,
-                max_p,
-                weight,
-                ..
-            } => {
+            MarkerConfig::Red { min, max, max_p, weight, .. } => {
                 check_k("min", *min)?;
                 check_k("max", *max)?;
                 if resolve(*min) > resolve(*max) {
                     return err(format!("{path}.marker.min"), "must be ≤ max");
                 }
                 if !(*max_p > 0.0 && *max_p <= 1.0) {
-                    return err(
-                        format!("{path}.marker.max_p"),
-                        format!("must be in (0, 1], got {max_p}"),
-                    );
+                    return err(format!("{path}.marker.max_p"), format!("must be in (0, 1], got {max_p}"));
                 }
                 if !(*weight > 0.0 && *weight <= 1.0) {
-                    return err(
-                        format!("{path}.marker.weight"),
-                        format!("must be in (0, 1], got {weight}"),
-                    );
+                    return err(format!("{path}.marker.weight"), format!("must be in (0, 1], got {weight}"));
                 }
             }
         }
@@ -206,15 +166,9 @@ impl Scenario {
 
     fn max_rate(&self) -> Rate {
         match &self.topology {
-            Topology::Star {
-                rate, host_links, ..
+            Topology::Star { rate, host_links, .. } | Topology::Dumbbell { rate, host_links, .. } => {
+                host_links.iter().filter_map(|l| l.rate).fold(*rate, Rate::max)
             }
-            | Topology::Dumbbell {
-                rate, host_links, ..
-            } => host_links
-                .iter()
-                .filter_map(|l| l.rate)
-                .fold(*rate, Rate::max),
         }
     }
 
@@ -228,15 +182,7 @@ impl Scenario {
             }
         };
         match w {
-            Workload::Flows {
-                src,
-                dst,
-                size: sz,
-                stop,
-                start,
-                rate,
-                ..
-            } => {
+            Workload::Flows { src, dst, size: sz, stop, start, rate, .. } => {
                 self.hosts(&p("src"), src)?;
                 self.host(&p("dst"), *dst)?;
                 if src.0.contains(dst) {
@@ -254,13 +200,7 @@ impl Scenario {
                     positive_rate(&p("rate"), *r)?;
                 }
             }
-            Workload::BackToBack {
-                src,
-                dst,
-                size: sz,
-                count,
-                ..
-            } => {
+            Workload::BackToBack { src, dst, size: sz, count, .. } => {
                 self.host(&p("src"), *src)?;
                 self.host(&p("dst"), *dst)?;
                 if src == dst {
@@ -271,13 +211,7 @@ impl Scenario {
                     return err(p("count"), "must be ≥ 1");
                 }
             }
-            Workload::Incast {
-                senders,
-                receiver,
-                block,
-                rounds,
-                ..
-            } => {
+            Workload::Incast { senders, receiver, block, rounds, .. } => {
                 self.hosts(&p("senders"), senders)?;
                 self.host(&p("receiver"), *receiver)?;
                 if senders.0.contains(receiver) {
@@ -288,13 +222,7 @@ impl Scenario {
                     return err(p("rounds"), "must be ≥ 1");
                 }
             }
-            Workload::Probe {
-                src,
-                dst,
-                interval,
-                size: sz,
-                ..
-            } => {
+            Workload::Probe { src, dst, interval, size: sz, .. } => {
                 self.host(&p("src"), *src)?;
                 self.host(&p("dst"), *dst)?;
                 if src == dst {

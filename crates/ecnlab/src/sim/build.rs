@@ -26,40 +26,26 @@ fn host_link(h: u32, rate: Rate, delay: Time, overrides: &[HostLink]) -> (Rate, 
 }
 
 fn links_of(t: &Topology) -> (u32, u32, Vec<LinkSpec>) {
-    let host_links =
-        |first: u32, n: u32, sw: u32, rate, delay, ov: &[HostLink], out: &mut Vec<LinkSpec>| {
-            for h in first..first + n {
-                let (r, d, extra) = host_link(h, rate, delay, ov);
-                out.push(LinkSpec {
-                    a: Node::Host(h),
-                    b: Node::Switch(sw),
-                    rate_ab: r,
-                    rate_ba: r,
-                    delay_ab: d + extra,
-                    delay_ba: d,
-                });
-            }
-        };
+    let host_links = |first: u32, n: u32, sw: u32, rate, delay, ov: &[HostLink], out: &mut Vec<LinkSpec>| {
+        for h in first..first + n {
+            let (r, d, extra) = host_link(h, rate, delay, ov);
+            out.push(LinkSpec {
+                a: Node::Host(h),
+                b: Node::Switch(sw),
+                rate_ab: r,
+                rate_ba: r,
+                delay_ab: d + extra,
+                delay_ba: d,
+            });
+        }
+    };
     let mut links = vec![];
     match t {
-        Topology::Star {
-            hosts,
-            rate,
-            delay,
-            host_links: ov,
-        } => {
+        Topology::Star { hosts, rate, delay, host_links: ov } => {
             host_links(0, *hosts, 0, *rate, *delay, ov, &mut links);
             (*hosts, 1, links)
         }
-        Topology::Dumbbell {
-            left,
-            right,
-            rate,
-            delay,
-            bottleneck_rate,
-            bottleneck_delay,
-            host_links: ov,
-        } => {
+        Topology::Dumbbell { left, right, rate, delay, bottleneck_rate, bottleneck_delay, host_links: ov } => {
             host_links(0, *left, 0, *rate, *delay, ov, &mut links);
             host_links(*left, *right, 1, *rate, *delay, ov, &mut links);
             links.push(LinkSpec {
@@ -78,26 +64,10 @@ fn links_of(t: &Topology) -> (u32, u32, Vec<LinkSpec>) {
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng) -> AnyMarker {
     match *m {
         MarkerConfig::None => AnyMarker::None,
-        MarkerConfig::Threshold {
-            threshold,
-            at,
-            compare,
-            scope,
-        } => AnyMarker::Threshold(Threshold {
-            threshold: threshold.resolve(mtu, rate),
-            at,
-            compare,
-            scope,
-        }),
-        MarkerConfig::Red {
-            min,
-            max,
-            max_p,
-            weight,
-            gentle,
-            drop_above_max,
-            scope,
-        } => AnyMarker::Red(Red::new(
+        MarkerConfig::Threshold { threshold, at, compare, scope } => {
+            AnyMarker::Threshold(Threshold { threshold: threshold.resolve(mtu, rate), at, compare, scope })
+        }
+        MarkerConfig::Red { min, max, max_p, weight, gentle, drop_above_max, scope } => AnyMarker::Red(Red::new(
             min.resolve(mtu, rate),
             max.resolve(mtu, rate),
             max_p,
@@ -123,39 +93,27 @@ impl Sim {
         let net = Network::build(hosts as usize, switches as usize, &links, sc.mtu)
             .map_err(|e| Error::config("topology", e))?;
         // Per-port settings: switch defaults, then overrides by name.
-        let mut settings: Vec<Option<PortSettings>> = net
-            .ports
-            .iter()
-            .map(|p| matches!(p.from, Node::Switch(_)).then(|| sc.switch.clone()))
-            .collect();
+        let mut settings: Vec<Option<PortSettings>> =
+            net.ports.iter().map(|p| matches!(p.from, Node::Switch(_)).then(|| sc.switch.clone())).collect();
         for (i, o) in sc.ports.iter().enumerate() {
             let id = net.port_by_name(&o.port).ok_or_else(|| {
-                Error::config(
-                    format!("ports.{i}.port"),
-                    format!("no port named `{}` (names look like s0->h0)", o.port),
-                )
+                Error::config(format!("ports.{i}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))
             })?;
             if settings[id as usize].is_none() {
-                return Err(Error::config(
-                    format!("ports.{i}.port"),
-                    "host NIC ports are not configurable",
-                ));
+                return Err(Error::config(format!("ports.{i}.port"), "host NIC ports are not configurable"));
             }
             settings[id as usize] = Some(sc.port_settings_with(o));
         }
         let watched: Vec<u32> = if sc.observe.ports.is_empty() {
-            (0..net.ports.len() as u32)
-                .filter(|&p| settings[p as usize].is_some())
-                .collect()
+            (0..net.ports.len() as u32).filter(|&p| settings[p as usize].is_some()).collect()
         } else {
             sc.observe
                 .ports
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    net.port_by_name(n).ok_or_else(|| {
-                        Error::config(format!("observe.ports.{i}"), format!("no port named `{n}`"))
-                    })
+                    net.port_by_name(n)
+                        .ok_or_else(|| Error::config(format!("observe.ports.{i}"), format!("no port named `{n}`")))
                 })
                 .collect::<Result<_, _>>()?
         };
@@ -165,12 +123,8 @@ impl Sim {
             let port = match &settings[i] {
                 Some(s) => {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.
-                    let marker = make_marker(
-                        &s.marker,
-                        spec.mtu,
-                        spec.rate,
-                        Rng::stream(sc.seed, key::PORT + i as u64),
-                    );
+                    let marker =
+                        make_marker(&s.marker, spec.mtu, spec.rate, Rng::stream(sc.seed, key::PORT + i as u64));
                     check_resolved(&marker, s.buffer, &spec.name())?;
                     let cfg = PortConfig {
                         rate: spec.rate,
@@ -209,12 +163,7 @@ impl Sim {
             ports,
             flows: Vec::new(),
             tcp: sc.transport,
-            workloads: sc
-                .workloads
-                .iter()
-                .enumerate()
-                .map(|(i, w)| WorkloadState::new(sc.seed, i as u32, w))
-                .collect(),
+            workloads: sc.workloads.iter().enumerate().map(|(i, w)| WorkloadState::new(sc.seed, i as u32, w)).collect(),
             seed: sc.seed,
             duration: sc.duration,
             warmup: sc.observe.warmup,
@@ -223,14 +172,10 @@ impl Sim {
             class_delivered: vec![0; classes],
             class_delivered_at_warmup: vec![0; classes],
             class_rtt: vec![Default::default(); classes],
-            rtt_series: sc.observe.rtt_samples.then(|| {
-                Series::new(
-                    "rtt",
-                    ["time_s", "flow", "class", "rtt_us"]
-                        .map(String::from)
-                        .to_vec(),
-                )
-            }),
+            rtt_series: sc
+                .observe
+                .rtt_samples
+                .then(|| Series::new("rtt", ["time_s", "flow", "class", "rtt_us"].map(String::from).to_vec())),
             sample_interval: sc.observe.sample_interval,
             watched_ports: watched.clone(),
             cwnd_flows: sc.observe.cwnd.clone(),
@@ -254,12 +199,7 @@ impl Sim {
         cols.extend((0..classes).map(|c| format!("class{c}_delivered_bytes")));
         sim.series.push(Series::new("delivered", cols));
         let mut cols = vec!["time_s".to_string()];
-        cols.extend(
-            sc.observe
-                .cwnd
-                .iter()
-                .map(|f| format!("flow{f}_cwnd_bytes")),
-        );
+        cols.extend(sc.observe.cwnd.iter().map(|f| format!("flow{f}_cwnd_bytes")));
         sim.series.push(Series::new("cwnd", cols));
         for (i, w) in sc.workloads.iter().enumerate() {
             if let Some(t) = sim.workloads[i].first_event(w) {
@@ -277,10 +217,7 @@ fn check_resolved(m: &AnyMarker, buffer: Bytes, port: &str) -> Result<(), Error>
         AnyMarker::None => return Ok(()),
     };
     if k > buffer {
-        return Err(Error::config(
-            "switch.marker",
-            format!("threshold {k} exceeds port {port}'s buffer {buffer}"),
-        ));
+        return Err(Error::config("switch.marker", format!("threshold {k} exceeds port {port}'s buffer {buffer}")));
     }
     Ok(())
 }

@@ -117,10 +117,7 @@ impl Sim {
 
     fn tx_done(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        let id = p
-            .in_tx
-            .take()
-            .expect("TxDone without a packet in transmission");
+        let id = p.in_tx.take().expect("TxDone without a packet in transmission");
         let at = self.now + p.cfg.delay;
         p.pipe.push_back((at, id));
         if p.pipe.len() == 1 {
@@ -143,11 +140,7 @@ impl Sim {
                 p.busy_time += tx;
                 self.schedule(now + tx, Event::TxDone { port });
                 if self.trace.is_some() {
-                    let kind = if marked {
-                        TraceKind::Mark
-                    } else {
-                        TraceKind::Dequeue
-                    };
+                    let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
                     self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
                 }
             }
@@ -189,11 +182,7 @@ impl Sim {
         match admit {
             Admit::Queued { queue, marked } => {
                 if self.trace.is_some() {
-                    let kind = if marked {
-                        TraceKind::Mark
-                    } else {
-                        TraceKind::Enqueue
-                    };
+                    let kind = if marked { TraceKind::Mark } else { TraceKind::Enqueue };
                     self.record(port, queue, id, kind, if marked { "enqueue" } else { "" });
                 }
                 if self.ports[port as usize].in_tx.is_none() {
@@ -222,12 +211,7 @@ impl Sim {
     fn host_receive(&mut self, host: u32, pkt: Packet) {
         match pkt.kind {
             Kind::ProbeRequest => {
-                let reply = Packet {
-                    kind: Kind::ProbeReply,
-                    src: host,
-                    dst: pkt.src,
-                    ..pkt
-                };
+                let reply = Packet { kind: Kind::ProbeReply, src: host, dst: pkt.src, ..pkt };
                 self.send_from_host(host, reply);
             }
             Kind::ProbeReply => self.probe_reply(pkt),
@@ -308,14 +292,7 @@ impl Sim {
 
     fn arm_flow_timer(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
-        let next = [
-            f.sender.next_timer(),
-            f.receiver.next_timer(),
-            f.app.map(|a| a.next),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let next = [f.sender.next_timer(), f.receiver.next_timer(), f.app.map(|a| a.next)].into_iter().flatten().min();
         if let Some(t) = next {
             if t < f.timer_pending {
                 f.timer_pending = t;
@@ -356,12 +333,7 @@ impl Sim {
         rate: Option<Rate>,
     ) -> u32 {
         let id = self.flows.len() as u32;
-        let addr = FlowAddr {
-            flow: id,
-            src,
-            dst,
-            class,
-        };
+        let addr = FlowAddr { flow: id, src, dst, class };
         let mut sender = TcpSender::new(self.tcp, addr);
         if let Some(s) = size {
             sender.write(s);
@@ -372,10 +344,7 @@ impl Sim {
         let mss = self.tcp.mss as u64;
         let app = rate.map(|r| {
             let interval = r.tx_time(Bytes(mss + crate::packet::HEADER_BYTES as u64));
-            AppRate {
-                interval,
-                next: self.now,
-            }
+            AppRate { interval, next: self.now }
         });
         let mtu = Bytes(self.tcp.mss as u64 + crate::packet::HEADER_BYTES as u64);
         self.flows.push(Flow {
@@ -386,9 +355,7 @@ impl Sim {
             finish: None,
             receiver: TcpReceiver::new(&self.tcp, addr),
             sender,
-            base_rtt: self
-                .net
-                .base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64)),
+            base_rtt: self.net.base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64)),
             workload,
             notify_at: size.unwrap_or(u64::MAX),
             app,
@@ -407,10 +374,7 @@ impl Sim {
     fn start_window(&mut self) {
         let now = self.now;
         for p in &mut self.ports {
-            p.occupancy.reset(now);
-            for q in &mut p.queues {
-                q.occupancy.reset(now);
-            }
+            p.start_window(now);
         }
         for f in &mut self.flows {
             f.delivered_at_warmup = f.receiver.rcv_nxt;
@@ -418,14 +382,7 @@ impl Sim {
         self.class_delivered_at_warmup = self.class_delivered.clone();
     }
 
-    fn record(
-        &mut self,
-        port: u32,
-        queue: usize,
-        id: PacketId,
-        kind: TraceKind,
-        reason: &'static str,
-    ) {
+    fn record(&mut self, port: u32, queue: usize, id: PacketId, kind: TraceKind, reason: &'static str) {
         let spec = self.trace.as_ref().expect("tracing on");
         let p = self.pool.get(id);
         if !spec.accepts(self.now, port, p.flow) {
@@ -460,11 +417,7 @@ impl Sim {
         if !self.cwnd_flows.is_empty() {
             let mut row = vec![t];
             for &f in &self.cwnd_flows {
-                row.push(
-                    self.flows
-                        .get(f as usize)
-                        .map_or(0.0, |f| f.sender.cwnd as f64),
-                );
+                row.push(self.flows.get(f as usize).map_or(0.0, |f| f.sender.cwnd as f64));
             }
             self.series[2].rows.push(row);
         }
@@ -474,11 +427,8 @@ impl Sim {
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
     /// still queued, in transmission or on a link.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 = self
-            .ports
-            .iter()
-            .map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64)
-            .sum();
+        let in_network: u64 =
+            self.ports.iter().map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64).sum();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {}",
@@ -486,11 +436,7 @@ impl Sim {
             ));
         }
         if self.pool.live() as u64 != in_network {
-            return Err(format!(
-                "pool holds {} packets, network {}",
-                self.pool.live(),
-                in_network
-            ));
+            return Err(format!("pool holds {} packets, network {}", self.pool.live(), in_network));
         }
         for (i, p) in self.ports.iter().enumerate() {
             let c = p.counters();
@@ -516,8 +462,5 @@ fn workload_is_bulk(w: &WorkloadState) -> bool {
 
 /// The RNG stream for workload `idx`, item `i`.
 fn item_rng(seed: u64, idx: u32, i: u64) -> Rng {
-    Rng::stream(
-        seed,
-        crate::engine::rng::key::WORKLOAD + ((idx as u64) << 24) + i,
-    )
+    Rng::stream(seed, crate::engine::rng::key::WORKLOAD + ((idx as u64) << 24) + i)
 }

@@ -20,11 +20,7 @@ pub(crate) struct TraceSpec {
 }
 
 impl TraceSpec {
-    pub fn new(
-        t: &TraceFilter,
-        net: &Network,
-        settings: &[Option<PortSettings>],
-    ) -> Result<TraceSpec, Error> {
+    pub fn new(t: &TraceFilter, net: &Network, settings: &[Option<PortSettings>]) -> Result<TraceSpec, Error> {
         let mut ports = vec![t.ports.is_empty(); net.ports.len()];
         if t.ports.is_empty() {
             for (i, s) in settings.iter().enumerate() {
@@ -32,12 +28,9 @@ impl TraceSpec {
             }
         }
         for (i, n) in t.ports.iter().enumerate() {
-            let id = net.port_by_name(n).ok_or_else(|| {
-                Error::config(
-                    format!("observe.trace.ports.{i}"),
-                    format!("no port named `{n}`"),
-                )
-            })?;
+            let id = net
+                .port_by_name(n)
+                .ok_or_else(|| Error::config(format!("observe.trace.ports.{i}"), format!("no port named `{n}`")))?;
             ports[id as usize] = true;
         }
         Ok(TraceSpec {
@@ -87,11 +80,8 @@ pub struct RunReport {
 }
 
 /// The papers' FCT size bins: (0,100KB], (100KB,10MB], (10MB,∞).
-pub const BINS: [(&str, u64, u64); 3] = [
-    ("small", 0, 100_000),
-    ("medium", 100_000, 10_000_000),
-    ("large", 10_000_000, u64::MAX),
-];
+pub const BINS: [(&str, u64, u64); 3] =
+    [("small", 0, 100_000), ("medium", 100_000, 10_000_000), ("large", 10_000_000, u64::MAX)];
 
 fn fct_stats(fcts: &mut [f64]) -> Value {
     if fcts.is_empty() {
@@ -121,14 +111,10 @@ fn hist_us(h: &LogHist) -> Value {
 }
 
 fn counters_json(c: &Counters) -> Value {
-    let marks: Map<String, Value> = MarkReason::ALL
-        .iter()
-        .map(|r| (r.name().into(), c.marks[*r as usize].into()))
-        .collect();
-    let drops: Map<String, Value> = DropReason::ALL
-        .iter()
-        .map(|r| (r.name().into(), c.drops[*r as usize].into()))
-        .collect();
+    let marks: Map<String, Value> =
+        MarkReason::ALL.iter().map(|r| (r.name().into(), c.marks[*r as usize].into())).collect();
+    let drops: Map<String, Value> =
+        DropReason::ALL.iter().map(|r| (r.name().into(), c.drops[*r as usize].into())).collect();
     json!({
         "arrived_pkts": c.arrived_pkts,
         "arrived_bytes": c.arrived_bytes,
@@ -148,7 +134,12 @@ fn occupancy_json(o: OccupancyStats, mtu: u64) -> Value {
         "max_bytes": o.max,
         "p50_bytes": o.p50,
         "p99_bytes": o.p99,
+        "min_bytes": o.min,
+        "max_all_bytes": o.max_all,
+        "std_bytes": o.std,
         "mean_pkts": o.mean / mtu as f64,
+        "min_pkts": o.min as f64 / mtu as f64,
+        "max_all_pkts": o.max_all as f64 / mtu as f64,
         "max_pkts": o.max as f64 / mtu as f64,
         "p99_pkts": o.p99.map(|v| v / mtu as f64),
     })
@@ -178,9 +169,7 @@ impl Sim {
             .enumerate()
             .map(|(i, f)| {
                 let rate = self.net.ports[self.net.host_port[f.addr.src as usize] as usize].rate;
-                let ideal = f
-                    .size
-                    .map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
+                let ideal = f.size.map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
                 let fct = f.finish.map(|t| t - f.start);
                 let delivered = f.receiver.rcv_nxt;
                 let in_window = delivered.saturating_sub(f.delivered_at_warmup);
@@ -195,9 +184,7 @@ impl Sim {
                     finish_s: f.finish.map(Time::as_secs_f64),
                     fct_s: fct.map(Time::as_secs_f64),
                     ideal_fct_s: ideal.map(Time::as_secs_f64),
-                    slowdown: fct
-                        .zip(ideal)
-                        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
+                    slowdown: fct.zip(ideal).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
                     timeouts: f.sender.stats.timeouts,
                     retransmits: f.sender.stats.retransmits,
                     delivered_bytes: delivered,
@@ -229,10 +216,12 @@ impl Sim {
                 .iter_mut()
                 .map(|q| json!({"counters": counters_json(&q.counters), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
                 .collect();
+            let (c0, busy0) = &p.at_window_start;
             let mut v = json!({
                 "rate_gbps": spec.rate.as_gbps(),
-                "utilization": p.busy_time.as_secs_f64() / now.as_secs_f64().max(1e-12),
+                "utilization": (p.busy_time - *busy0).as_secs_f64() / window,
                 "counters": counters_json(&c),
+                "window_counters": counters_json(&c.since(c0)),
                 "occupancy": occupancy_json(p.occupancy.stats(now), mtu),
                 "queues": queues,
             });
@@ -253,11 +242,7 @@ impl Sim {
             })
             .collect();
         let total_goodput: f64 = (0..self.class_delivered.len())
-            .map(|c| {
-                (self.class_delivered[c] - self.class_delivered_at_warmup[c]) as f64 * 8.0
-                    / window
-                    / 1e9
-            })
+            .map(|c| (self.class_delivered[c] - self.class_delivered_at_warmup[c]) as f64 * 8.0 / window / 1e9)
             .sum();
         let long_lived: Vec<f64> = flows
             .iter()
@@ -265,10 +250,7 @@ impl Sim {
             .filter(|(_, f)| f.size.is_none() && f.start <= self.warmup)
             .map(|(r, _)| r.goodput_gbps)
             .collect();
-        let rtt: Map<String, Value> = classes
-            .iter()
-            .map(|&c| (c.to_string(), hist_us(&self.class_rtt[c])))
-            .collect();
+        let rtt: Map<String, Value> = classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect();
 
         let mut bins = Map::new();
         for (name, lo, hi) in BINS {
@@ -285,17 +267,9 @@ impl Sim {
         let mut slow: Vec<f64> = sized.iter().filter_map(|r| r.slowdown).collect();
         let slow_stats = fct_stats(&mut slow);
 
-        let workloads: Vec<Value> = self.workloads.iter().map(workload_json).collect();
-        let timeouts: u64 = self
-            .flows
-            .iter()
-            .map(|f| f.sender.stats.timeouts as u64)
-            .sum();
-        let retransmits: u64 = self
-            .flows
-            .iter()
-            .map(|f| f.sender.stats.retransmits as u64)
-            .sum();
+        let workloads: Vec<Value> = self.workloads.iter().map(|w| workload_json(w, &self.flows)).collect();
+        let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats.timeouts as u64).sum();
+        let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats.retransmits as u64).sum();
         let config_toml = sc.to_toml();
         let summary = json!({
             "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
@@ -333,19 +307,13 @@ impl Sim {
             "workloads": workloads,
         });
         let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
-            self.series
-                .iter()
-                .filter(|s| !s.rows.is_empty())
-                .cloned()
-                .collect()
+            self.series.iter().filter(|s| !s.rows.is_empty()).cloned().collect()
         } else {
             vec![]
         };
         // Keep only delivered-bytes columns of classes that carried traffic.
         if let Some(d) = series.iter_mut().find(|s| s.name == "delivered") {
-            let keep: Vec<usize> = std::iter::once(0)
-                .chain(classes.iter().map(|c| c + 1))
-                .collect();
+            let keep: Vec<usize> = std::iter::once(0).chain(classes.iter().map(|c| c + 1)).collect();
             d.columns = keep.iter().map(|&i| d.columns[i].clone()).collect();
             for r in &mut d.rows {
                 *r = keep.iter().map(|&i| r[i]).collect();
@@ -365,12 +333,32 @@ impl Sim {
     }
 }
 
-fn workload_json(w: &WorkloadState) -> Value {
+/// FCT statistics of a workload's finished flows, timed from the first data byte (ECN* §5.2) and from the
+/// flow's start, and the fraction of flows that met a retransmission timeout.
+fn flows_json(ids: &[u32], flows: &[super::Flow]) -> Value {
+    let fs: Vec<&super::Flow> = ids.iter().map(|&i| &flows[i as usize]).collect();
+    let mut from_start: Vec<f64> = fs.iter().filter_map(|f| f.finish.map(|t| (t - f.start).as_secs_f64())).collect();
+    let mut from_data: Vec<f64> =
+        fs.iter().filter_map(|f| f.finish.zip(f.first_data).map(|(t, d)| (t - d).as_secs_f64())).collect();
+    let with_timeout = fs.iter().filter(|f| f.sender.stats.timeouts > 0).count();
+    json!({
+        "flows": fs.len(),
+        "finished": from_start.len(),
+        "timeout_fraction": if fs.is_empty() { 0.0 } else { with_timeout as f64 / fs.len() as f64 },
+        "fct": fct_stats(&mut from_start),
+        "fct_from_first_data": fct_stats(&mut from_data),
+    })
+}
+
+fn workload_json(w: &WorkloadState, flows: &[super::Flow]) -> Value {
+    let with = |kind: &str, ids: &[u32]| {
+        let mut v = flows_json(ids, flows);
+        v["kind"] = kind.into();
+        v
+    };
     match w {
-        WorkloadState::Flows { flows, .. } => json!({"kind": "flows", "flows": flows.len()}),
-        WorkloadState::BackToBack { flows, .. } => {
-            json!({"kind": "back_to_back", "flows": flows.len()})
-        }
+        WorkloadState::Flows { flows: ids, .. } => with("flows", ids),
+        WorkloadState::BackToBack { flows: ids, .. } => with("back_to_back", ids),
         WorkloadState::Incast(inc) => {
             let times: Vec<f64> = inc.round_times.iter().map(|t| t.as_secs_f64()).collect();
             let bytes = inc.block as f64 * inc.senders.len() as f64;
@@ -420,9 +408,7 @@ impl RunReport {
     }
 
     pub fn trace_csv(&self) -> String {
-        let mut s = String::from(
-            "time_s,port,queue,event,reason,flow,seq,wire_bytes,queue_bytes,port_bytes\n",
-        );
+        let mut s = String::from("time_s,port,queue,event,reason,flow,seq,wire_bytes,queue_bytes,port_bytes\n");
         for t in &self.trace {
             s.push_str(&format!(
                 "{},{},{},{},{},{},{},{},{},{}\n",
@@ -455,11 +441,7 @@ impl RunReport {
         std::fs::write(tmp.join("summary.json"), summary + "\n").map_err(io)?;
         std::fs::write(tmp.join("fct.csv"), self.fct_csv()).map_err(io)?;
         for s in &self.series {
-            std::fs::write(
-                tmp.join("series").join(format!("{}.csv", s.name)),
-                s.to_csv(),
-            )
-            .map_err(io)?;
+            std::fs::write(tmp.join("series").join(format!("{}.csv", s.name)), s.to_csv()).map_err(io)?;
         }
         if !self.trace.is_empty() {
             std::fs::write(tmp.join("trace.csv"), self.trace_csv()).map_err(io)?;

@@ -58,64 +58,23 @@ pub struct Incast {
 impl WorkloadState {
     pub fn new(seed: u64, idx: u32, w: &Workload) -> WorkloadState {
         match w.clone() {
-            Workload::Flows {
-                src,
-                dst,
-                size,
-                start,
-                jitter,
-                stop,
-                class,
-                rate,
-            } => {
+            Workload::Flows { src, dst, size, start, jitter, stop, class, rate } => {
                 let mut starts: Vec<(Time, u32)> = src
                     .0
                     .iter()
                     .enumerate()
                     .map(|(i, &s)| {
-                        let j = if jitter > Time::ZERO {
-                            item_rng(seed, idx, i as u64).below(jitter.0 + 1)
-                        } else {
-                            0
-                        };
+                        let j = if jitter > Time::ZERO { item_rng(seed, idx, i as u64).below(jitter.0 + 1) } else { 0 };
                         (start + Time(j), s)
                     })
                     .collect();
                 starts.sort_by_key(|&(t, s)| (t, s));
-                WorkloadState::Flows {
-                    starts,
-                    next: 0,
-                    dst,
-                    size: size.map(|b| b.0),
-                    stop,
-                    class,
-                    rate,
-                    flows: vec![],
-                }
+                WorkloadState::Flows { starts, next: 0, dst, size: size.map(|b| b.0), stop, class, rate, flows: vec![] }
             }
-            Workload::BackToBack {
-                src,
-                dst,
-                size,
-                count,
-                class,
-                ..
-            } => WorkloadState::BackToBack {
-                src,
-                dst,
-                size: size.0,
-                count,
-                class,
-                flows: vec![],
-            },
-            Workload::Incast {
-                senders,
-                receiver,
-                block,
-                rounds,
-                start,
-                class,
-            } => WorkloadState::Incast(Incast {
+            Workload::BackToBack { src, dst, size, count, class, .. } => {
+                WorkloadState::BackToBack { src, dst, size: size.0, count, class, flows: vec![] }
+            }
+            Workload::Incast { senders, receiver, block, rounds, start, class } => WorkloadState::Incast(Incast {
                 senders: senders.0,
                 receiver,
                 block: block.0,
@@ -127,26 +86,9 @@ impl WorkloadState {
                 round_start: start,
                 round_times: vec![],
             }),
-            Workload::Probe {
-                src,
-                dst,
-                interval,
-                stop,
-                class,
-                size,
-                ect,
-                ..
-            } => WorkloadState::Probe {
-                src,
-                dst,
-                interval,
-                stop,
-                class,
-                size,
-                ect,
-                sent: 0,
-                rtt: LogHist::default(),
-            },
+            Workload::Probe { src, dst, interval, stop, class, size, ect, .. } => {
+                WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent: 0, rtt: LogHist::default() }
+            }
         }
     }
 
@@ -156,9 +98,7 @@ impl WorkloadState {
             (WorkloadState::Flows { starts, .. }, _) => starts.first().map(|s| s.0),
             (
                 _,
-                Workload::BackToBack { start, .. }
-                | Workload::Incast { start, .. }
-                | Workload::Probe { start, .. },
+                Workload::BackToBack { start, .. } | Workload::Incast { start, .. } | Workload::Probe { start, .. },
             ) => Some(*start),
             _ => None,
         }
@@ -170,16 +110,7 @@ impl Sim {
         let now = self.now;
         let w = &mut self.workloads[idx as usize];
         match w {
-            WorkloadState::Flows {
-                starts,
-                next,
-                dst,
-                size,
-                stop,
-                class,
-                rate,
-                ..
-            } => {
+            WorkloadState::Flows { starts, next, dst, size, stop, class, rate, .. } => {
                 if *next >= starts.len() {
                     // The stop event: long-lived flows write no more.
                     self.stop_flows(idx);
@@ -207,14 +138,7 @@ impl Sim {
                     }
                 }
             }
-            WorkloadState::BackToBack {
-                src,
-                dst,
-                size,
-                class,
-                flows,
-                ..
-            } => {
+            WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {
                 if flows.is_empty() {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
                     let f = self.open_flow(idx, s, d, c, Some(sz), None);
@@ -233,17 +157,7 @@ impl Sim {
                     self.incast_round(idx);
                 }
             }
-            WorkloadState::Probe {
-                src,
-                dst,
-                interval,
-                stop,
-                class,
-                size,
-                ect,
-                sent,
-                ..
-            } => {
+            WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent, .. } => {
                 if stop.is_some_and(|s| now >= s) {
                     return;
                 }
@@ -327,15 +241,7 @@ impl Sim {
     pub(super) fn workload_delivered(&mut self, idx: u32, _flow: u32) {
         let now = self.now;
         match &mut self.workloads[idx as usize] {
-            WorkloadState::BackToBack {
-                src,
-                dst,
-                size,
-                count,
-                class,
-                flows,
-                ..
-            } => {
+            WorkloadState::BackToBack { src, dst, size, count, class, flows, .. } => {
                 if count.is_none_or(|c| (flows.len() as u32) < c) {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
                     let f = self.open_flow(idx, s, d, c, Some(sz), None);

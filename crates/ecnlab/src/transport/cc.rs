@@ -43,10 +43,7 @@ impl CcConfig {
                 return Err(("g", format!("must be in (0, 1], got {g}")));
             }
             if !(0.0..=1.0).contains(&initial_alpha) {
-                return Err((
-                    "initial_alpha",
-                    format!("must be in [0, 1], got {initial_alpha}"),
-                ));
+                return Err(("initial_alpha", format!("must be in [0, 1], got {initial_alpha}")));
             }
         }
         Ok(())
@@ -90,11 +87,7 @@ impl Dctcp {
             self.marked += acked;
         }
         if snd_una > self.window_end {
-            let f = if self.acked == 0 {
-                0.0
-            } else {
-                self.marked as f64 / self.acked as f64
-            };
+            let f = if self.acked == 0 { 0.0 } else { self.marked as f64 / self.acked as f64 };
             self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
             self.acked = 0;
             self.marked = 0;
@@ -110,13 +103,9 @@ impl Cc {
         match cfg {
             CcConfig::Reno => Cc::Reno,
             CcConfig::Ecnstar => Cc::Ecnstar,
-            CcConfig::Dctcp { g, initial_alpha } => Cc::Dctcp(Dctcp {
-                g,
-                alpha: initial_alpha,
-                acked: 0,
-                marked: 0,
-                window_end: 0,
-            }),
+            CcConfig::Dctcp { g, initial_alpha } => {
+                Cc::Dctcp(Dctcp { g, alpha: initial_alpha, acked: 0, marked: 0, window_end: 0 })
+            }
         }
     }
 
@@ -144,10 +133,7 @@ mod tests {
     #[test]
     fn dctcp_alpha_follows_the_ewma_once_per_window() {
         // DCTCP Eq. 1 with g = 1/16, starting at α = 1: a window with F = 0.25 gives 1 − g + g·0.25.
-        let mut d = match Cc::new(CcConfig::Dctcp {
-            g: 1.0 / 16.0,
-            initial_alpha: 1.0,
-        }) {
+        let mut d = match Cc::new(CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 }) {
             Cc::Dctcp(d) => d,
             _ => unreachable!(),
         };

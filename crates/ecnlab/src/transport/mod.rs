@@ -82,10 +82,7 @@ impl Default for TcpConfig {
             delayed_ack: None,
             handshake: false,
             restart_after_idle: true,
-            cc: CcConfig::Dctcp {
-                g: 1.0 / 16.0,
-                initial_alpha: 1.0,
-            },
+            cc: CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 },
         }
     }
 }

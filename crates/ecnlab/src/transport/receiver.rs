@@ -37,10 +37,7 @@ impl TcpReceiver {
             addr,
             echo: cfg.cc.echo(),
             ect_acks: cfg.ect == EctPolicy::All && cfg.cc.ecn_capable(),
-            delack: cfg
-                .delayed_ack
-                .filter(|d| d.count > 1)
-                .map(|d| (d.count, d.timeout)),
+            delack: cfg.delayed_ack.filter(|d| d.count > 1).map(|d| (d.count, d.timeout)),
             sack: cfg.recovery == super::Recovery::Sack,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -221,10 +218,7 @@ mod tests {
     fn rx(cc: CcConfig, delack: u32) -> TcpReceiver {
         let cfg = TcpConfig {
             cc,
-            delayed_ack: Some(DelayedAck {
-                count: delack,
-                timeout: Time::from_ms(1),
-            }),
+            delayed_ack: Some(DelayedAck { count: delack, timeout: Time::from_ms(1) }),
             recovery: Recovery::Sack,
             ..TcpConfig::default()
         };
@@ -232,31 +226,20 @@ mod tests {
     }
 
     fn acks(r: &mut TcpReceiver) -> Vec<(u64, bool)> {
-        std::iter::from_fn(|| r.poll_transmit())
-            .map(|a| (a.ack, a.ece))
-            .collect()
+        std::iter::from_fn(|| r.poll_transmit()).map(|a| (a.ack, a.ece)).collect()
     }
 
     #[test]
     fn dctcp_delayed_ack_state_machine_echoes_ce_exactly() {
         // DCTCP Fig. 10 with m = 2: segments 0,1 unmarked, 2 marked, 3 marked, 4 unmarked.
-        let mut r = rx(
-            CcConfig::Dctcp {
-                g: 1.0 / 16.0,
-                initial_alpha: 1.0,
-            },
-            2,
-        );
+        let mut r = rx(CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 }, 2);
         let t = Time::from_us(1);
         r.on_packet(t, &data(0, false, false));
         assert!(acks(&mut r).is_empty(), "first segment waits for a second");
         r.on_packet(t, &data(1000, false, false));
         assert_eq!(acks(&mut r), vec![(2000, false)]);
         r.on_packet(t, &data(2000, true, false));
-        assert!(
-            acks(&mut r).is_empty(),
-            "nothing pending: the state flips silently"
-        );
+        assert!(acks(&mut r).is_empty(), "nothing pending: the state flips silently");
         r.on_packet(t, &data(3000, true, false));
         assert_eq!(acks(&mut r), vec![(4000, true)]);
         r.on_packet(t, &data(4000, true, false));
@@ -275,10 +258,7 @@ mod tests {
         r.on_packet(t, &data(1000, false, false));
         r.on_packet(t, &data(2000, false, true));
         r.on_packet(t, &data(3000, false, false));
-        assert_eq!(
-            acks(&mut r),
-            vec![(1000, true), (2000, true), (3000, false), (4000, false)]
-        );
+        assert_eq!(acks(&mut r), vec![(1000, true), (2000, true), (3000, false), (4000, false)]);
     }
 
     #[test]
@@ -291,11 +271,7 @@ mod tests {
         assert_eq!((a.ack, a.sack.n, a.sack.blocks[0]), (1000, 1, (2000, 3000)));
         r.on_packet(t, &data(1000, false, false));
         let a = r.poll_transmit().unwrap();
-        assert_eq!(
-            (a.ack, a.sack.n),
-            (3000, 0),
-            "hole filled: cumulative ACK jumps"
-        );
+        assert_eq!((a.ack, a.sack.n), (3000, 0), "hole filled: cumulative ACK jumps");
     }
 
     #[test]

@@ -69,11 +69,7 @@ impl TcpSender {
         TcpSender {
             cfg,
             addr,
-            state: if cfg.handshake {
-                State::SynSent
-            } else {
-                State::Established
-            },
+            state: if cfg.handshake { State::SynSent } else { State::Established },
             syn_due: cfg.handshake,
             cc: Cc::new(cfg.cc),
             mss,
@@ -234,10 +230,7 @@ impl TcpSender {
                 if ack >= self.recover {
                     // Full ACK: leave fast recovery (RFC 6582 §3.2 step 3, RFC 6675 §5).
                     self.in_recovery = false;
-                    self.cwnd = self
-                        .ssthresh
-                        .min(self.flight() + self.mss)
-                        .max(self.min_cwnd());
+                    self.cwnd = self.ssthresh.min(self.flight() + self.mss).max(self.min_cwnd());
                 } else if self.cfg.recovery == Recovery::Newreno {
                     // Partial ACK: retransmit the next hole, deflate by the amount acked, add one segment back.
                     self.rtx_now = Some(self.snd_una);
@@ -260,9 +253,7 @@ impl TcpSender {
                 if self.cfg.recovery == Recovery::Newreno {
                     self.cwnd += self.mss;
                 }
-            } else if (self.dupacks >= 3 || self.sack_says_lost(self.snd_una))
-                && ack >= self.recover
-            {
+            } else if (self.dupacks >= 3 || self.sack_says_lost(self.snd_una)) && ack >= self.recover {
                 self.enter_recovery();
             }
         }
@@ -411,30 +402,18 @@ impl TcpSender {
             }
         } else {
             let outstanding = self.snd_nxt - self.snd_una;
-            if outstanding
-                + self
-                    .mss
-                    .min(self.app_available().saturating_sub(self.snd_nxt))
-                > self.cwnd
-            {
+            if outstanding + self.mss.min(self.app_available().saturating_sub(self.snd_nxt)) > self.cwnd {
                 return None;
             }
         }
         // (Re)send from snd_nxt: below snd_max after an RTO (go-back-N), new data above.
         let seq = self.snd_nxt;
-        let limit = if seq < self.snd_max {
-            self.snd_max
-        } else {
-            self.app_available()
-        };
+        let limit = if seq < self.snd_max { self.snd_max } else { self.app_available() };
         if seq >= limit {
             return None;
         }
         let len = self.mss.min(limit - seq);
-        if self.cfg.restart_after_idle
-            && self.flight() == 0
-            && now.saturating_sub(self.last_send) > self.rto
-        {
+        if self.cfg.restart_after_idle && self.flight() == 0 && now.saturating_sub(self.last_send) > self.rto {
             self.cwnd = self.cwnd.min(self.cfg.initial_window as u64 * self.mss);
         }
         let retx = seq < self.snd_max;
@@ -519,13 +498,7 @@ mod tests {
     }
 
     fn ack(ack: u64, ece: bool, ts_echo: Time) -> Packet {
-        Packet {
-            kind: Kind::Ack,
-            ack,
-            ece,
-            ts_echo,
-            ..Packet::default()
-        }
+        Packet { kind: Kind::Ack, ack, ece, ts_echo, ..Packet::default() }
     }
 
     fn drain(s: &mut TcpSender, now: Time) -> Vec<Packet> {
@@ -544,14 +517,8 @@ mod tests {
         let mut s = established(CcConfig::Reno, Recovery::Newreno, 100 * MSS);
         let sent = drain(&mut s, Time::ZERO);
         assert_eq!(sent.len(), 4);
-        assert_eq!(
-            sent.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            vec![0, 1000, 2000, 3000]
-        );
-        assert!(
-            sent.iter().all(|p| p.ecn == Ecn::NotEct),
-            "Reno is not ECN-capable"
-        );
+        assert_eq!(sent.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0, 1000, 2000, 3000]);
+        assert!(sent.iter().all(|p| p.ecn == Ecn::NotEct), "Reno is not ECN-capable");
     }
 
     #[test]
@@ -582,14 +549,7 @@ mod tests {
 
     #[test]
     fn dctcp_cuts_by_alpha_over_two() {
-        let mut s = established(
-            CcConfig::Dctcp {
-                g: 1.0 / 16.0,
-                initial_alpha: 0.5,
-            },
-            Recovery::Sack,
-            1000 * MSS,
-        );
+        let mut s = established(CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 0.5 }, Recovery::Sack, 1000 * MSS);
         s.cwnd = 40 * MSS;
         s.ssthresh = 10 * MSS;
         let t = Time::from_us(10);
@@ -660,20 +620,14 @@ mod tests {
         drain(&mut s, Time::ZERO);
         assert_eq!(s.next_timer(), Some(Time::from_ms(100)), "initial RTO");
         // A 20 us RTT sample: SRTT + 4·RTTVAR = 60 us, floored at min_rto = 10 ms.
-        s.on_packet(
-            Time::from_us(20),
-            &ack(MSS, false, Time::ZERO + Time::from_ps(1)),
-        );
+        s.on_packet(Time::from_us(20), &ack(MSS, false, Time::ZERO + Time::from_ps(1)));
         assert_eq!(s.current_rto(), Time::from_ms(10));
         let first = s.next_timer().unwrap();
         s.on_timer(first);
         assert_eq!(s.cwnd, MSS, "loss window of one segment");
         assert_eq!(s.next_timer(), Some(first + Time::from_ms(20)), "doubled");
         s.on_timer(first + Time::from_ms(20));
-        assert_eq!(
-            s.next_timer(),
-            Some(first + Time::from_ms(20) + Time::from_ms(40))
-        );
+        assert_eq!(s.next_timer(), Some(first + Time::from_ms(20) + Time::from_ms(40)));
         assert_eq!(s.stats.timeouts, 2);
         let p = s.poll_transmit(first + Time::from_ms(60)).unwrap();
         assert_eq!(p.seq, MSS, "go back to snd_una");

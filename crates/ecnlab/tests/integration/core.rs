@@ -1,0 +1,77 @@
+//! The simulator core on the canonical 8-flow DCTCP scenario: goodput, fairness, queue, determinism,
+//! conservation under every marker.
+
+use crate::common::*;
+
+const K_PKTS: f64 = 65.0;
+
+#[test]
+fn dctcp_8flows_fills_the_link_fairly_with_the_queue_near_k() {
+    let r = run_builtin("dctcp-8flows", &[]);
+    let s = &r.summary;
+    // The link carries 10 Gb/s of 1500 B frames with 1460 B payloads: at most 9.733 Gb/s of goodput.
+    let goodput = f(&s["goodput"]["total_gbps"]);
+    assert!(goodput >= 9.5 && goodput <= 10.0 * 1460.0 / 1500.0 + 1e-9, "goodput {goodput}");
+    assert!(f(&s["goodput"]["jain_long_lived"]) >= 0.99);
+    let p = port(&r, "s0->h0");
+    let mean = f(&p["occupancy"]["mean_pkts"]);
+    assert!((0.5 * K_PKTS..=1.5 * K_PKTS).contains(&mean), "queue mean {mean} pkts");
+    assert_eq!(p["window_counters"]["dropped_pkts"], 0, "no drops after the first 100 ms");
+}
+
+#[test]
+fn without_ecn_the_buffer_fills_and_drops_and_ecnstar_swings_wider_than_dctcp() {
+    let off = run_builtin("dctcp-8flows", &["transport.cc.kind=reno", "duration=0.4s"]);
+    let p = port(&off, "s0->h0");
+    assert!(f(&p["window_counters"]["dropped_pkts"]) > 0.0, "drop-tail TCP overflows the buffer");
+    let buffer_pkts = 300_000.0 / 1500.0;
+    assert!(f(&p["occupancy"]["max_pkts"]) >= buffer_pkts - 1.0);
+    let star = run_builtin("dctcp-8flows", &["transport.cc.kind=ecnstar", "duration=0.4s"]);
+    let dctcp = run_builtin("dctcp-8flows", &["duration=0.4s"]);
+    let std = |r: &ecnlab::RunReport| f(&port(r, "s0->h0")["occupancy"]["std_bytes"]);
+    assert!(std(&star) > 2.0 * std(&dctcp), "ECN* std {} vs DCTCP {}", std(&star), std(&dctcp));
+}
+
+#[test]
+fn same_seed_gives_byte_identical_summaries() {
+    let strip = |r: ecnlab::RunReport| {
+        let mut s = r.summary.clone();
+        s["wall_time_s"] = 0.into();
+        s["events_per_s"] = 0.into();
+        (serde_json::to_string(&s).unwrap(), r.fct_csv())
+    };
+    let sets = ["duration=50ms", "observe.warmup=10ms", "workloads.0.jitter=20us", "transport.recovery=newreno"];
+    let a = strip(run_builtin("dctcp-8flows", &sets));
+    let b = strip(run_builtin("dctcp-8flows", &sets));
+    assert_eq!(a, b);
+    let mut other = sets.to_vec();
+    other.push("seed=2");
+    assert_ne!(a.0, strip(run_builtin("dctcp-8flows", &other)).0, "the seed reaches the jitter streams");
+}
+
+#[test]
+fn packets_are_conserved_under_every_marker_and_cc() {
+    // `ecnlab::run` checks injected = consumed + dropped + in flight and, per port, arrived = dropped +
+    // queued + sent; a violation is a run error. A small buffer forces drops through every path.
+    let markers = [
+        "{ kind = \"none\" }",
+        "{ kind = \"threshold\", threshold = \"10pkt\", at = \"enqueue\" }",
+        "{ kind = \"threshold\", threshold = \"10pkt\", at = \"dequeue\", compare = \"ge\" }",
+        "{ kind = \"red\", min = \"5pkt\", max = \"15pkt\", max_p = 0.1, weight = 0.002, gentle = true }",
+        "{ kind = \"red\", min = \"10pkt\", max = \"10pkt\", drop_above_max = true }",
+    ];
+    for m in markers {
+        for cc in ["reno", "ecnstar", "dctcp"] {
+            for non_ect in ["pass", "drop"] {
+                let marker = format!("switch.marker={m}");
+                let cc = format!("transport.cc.kind={cc}");
+                let ne = format!("switch.non_ect={non_ect}");
+                let r = run_builtin(
+                    "dctcp-8flows",
+                    &["duration=30ms", "observe.warmup=0s", "switch.buffer=30KB", &marker, &cc, &ne],
+                );
+                assert!(f(&r.summary["goodput"]["total_gbps"]) > 1.0, "{m} {cc} {ne}");
+            }
+        }
+    }
+}

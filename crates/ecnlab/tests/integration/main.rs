@@ -1,0 +1,5 @@
+//! Integration tests: one binary, one module per theme. Each reads like an experiment: a scenario, a run,
+//! an assertion about a property with an independent expectation.
+
+mod common;
+mod core;
