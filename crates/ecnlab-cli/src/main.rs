@@ -12,7 +12,7 @@ USAGE:
   ecnlab-sim validate SCENARIO [--set path=value]...
   ecnlab-sim list
   ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
-  ecnlab-sim reproduce ID [--quick | --paper] [--jobs N] --out DIR
+  ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
 
 SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
 Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input.";
@@ -119,6 +119,11 @@ fn cmd_list(a: Args) -> Result<(), Error> {
         let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
         println!("  {n:<24} {first}");
     }
+    println!("experiments:");
+    for id in ecnlab::experiment::registry::ids() {
+        let d = ecnlab::experiment::registry::get(id)?;
+        println!("  {id:<24} {}", d.title);
+    }
     Ok(())
 }
 
@@ -174,6 +179,71 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     Ok(())
 }
 
+fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
+    use ecnlab::experiment::{self, Options, ScaleKind};
+    let quick = a.flag("--quick");
+    let paper = a.flag("--paper");
+    let jobs = match a.value("--jobs")? {
+        Some(j) => j
+            .parse::<usize>()
+            .ok()
+            .filter(|&j| j >= 1)
+            .ok_or_else(|| Error::config("--jobs", "must be an integer ≥ 1"))?,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let out = a.value("--out")?;
+    let id = a.positional("ID")?;
+    a.done()?;
+    if quick && paper {
+        return Err(Error::config("--quick", "choose one of --quick and --paper"));
+    }
+    let scale = if quick {
+        ScaleKind::Quick
+    } else if paper {
+        ScaleKind::Paper
+    } else {
+        ScaleKind::Default
+    };
+    let ids: Vec<&str> = if id == "all" { experiment::registry::ids() } else { vec![id.as_str()] };
+    for i in &ids {
+        experiment::registry::get(i)?; // unknown ids fail before anything runs
+    }
+    let mut failed = vec![];
+    for i in ids {
+        let dir = match (&out, id == "all") {
+            (Some(o), true) => PathBuf::from(o).join(i),
+            (Some(o), false) => PathBuf::from(o),
+            (None, _) => PathBuf::from("results").join(i),
+        };
+        let opts = Options { scale, jobs, out: dir.clone(), progress: true };
+        let o = experiment::reproduce(i, &opts)?;
+        let passed = o.checks.iter().filter(|c| c.pass).count();
+        eprintln!(
+            "{i}: {passed}/{} checks pass ({} runs, {} executed, {:.1} s) → {}",
+            o.checks.len(),
+            o.runs,
+            o.runs_executed,
+            o.wall_time_s,
+            dir.join("check.md").display()
+        );
+        for c in o.checks.iter().filter(|c| !c.pass) {
+            eprintln!(
+                "  FAIL {}: {}",
+                c.name,
+                c.rows.iter().map(|r| format!("[{}] {}", r.at, r.measured)).collect::<Vec<_>>().join("; ")
+            );
+        }
+        if !o.pass() {
+            failed.push(i);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::CheckFailed(format!("checks failed in: {}", failed.join(", "))))
+    }
+}
+
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
@@ -187,6 +257,7 @@ fn main() -> ExitCode {
         "validate" => cmd_validate(a),
         "list" => cmd_list(a),
         "bench" => cmd_bench(a),
+        "reproduce" => cmd_reproduce(a),
         _ => Err(Error::config("COMMAND", format!("unknown command `{cmd}`; see --help"))),
     };
     match r {

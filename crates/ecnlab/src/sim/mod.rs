@@ -2,7 +2,7 @@
 //! links, hosts, transports and workloads lives here, once.
 
 mod build;
-mod report;
+pub(crate) mod report;
 mod workload;
 
 pub use report::{FlowRecord, RunReport};

@@ -151,7 +151,7 @@ fn jain(x: &[f64]) -> Option<f64> {
     (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
 }
 
-fn fnv(s: &str) -> String {
+pub(crate) fn fnv(s: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in s.bytes() {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per theme. Each reads like an experiment: a scenario, a run,
 //! an assertion about a property with an independent expectation.
 
+mod bad_input;
 mod common;
 mod core;

@@ -1,0 +1,188 @@
+//! The experiment definition schema (TOML under `experiments/<paper>/`, embedded in the binary).
+
+use super::expr;
+use crate::error::Error;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Definition {
+    pub id: String,
+    /// Paper and figure/table.
+    pub paper: String,
+    pub title: String,
+    /// The setup as the paper states it, with our pins.
+    pub setup: String,
+    /// The paper's headline result.
+    pub result: String,
+    /// The base scenario (TOML text).
+    pub base: String,
+    /// Overrides applied to every run.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Named numbers usable in templates and checks (e.g. `tc = 20`).
+    #[serde(default)]
+    pub constants: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub axis: Vec<Axis>,
+    /// Grid points for which this expression is true are not run.
+    pub skip: Option<String>,
+    /// Metric name → JSON pointer into summary.json (`ports/s0->h0/occupancy/max_pkts`) or `= expression` over
+    /// other metrics of the same run.
+    pub metrics: BTreeMap<String, String>,
+    pub search: Option<Search>,
+    #[serde(default)]
+    pub scale: BTreeMap<String, Scale>,
+    #[serde(default)]
+    pub check: Vec<CheckDef>,
+}
+
+/// One dimension of the grid; `set` templates see the axis values as `{name}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<toml::Value>,
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+/// Per combination of the axes: the largest integer `param` in [lo, hi] whose `metric` is ≥ `at_least`
+/// (found by bisection, assuming the metric falls as `param` grows), reported as metric `name`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    pub param: String,
+    pub lo: i64,
+    pub hi: i64,
+    pub metric: String,
+    pub at_least: f64,
+    pub name: String,
+    /// Values of `param` always run as well (for checks at fixed values).
+    #[serde(default)]
+    pub also: Vec<i64>,
+    pub set: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Axis name → values replacing the definition's.
+    #[serde(default)]
+    pub axis: BTreeMap<String, Vec<toml::Value>>,
+    pub seeds: Option<u32>,
+    pub search_lo: Option<i64>,
+    pub search_hi: Option<i64>,
+    pub search_also: Option<Vec<i64>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDef {
+    pub name: String,
+    /// What the paper claims (shown beside the measurement).
+    pub claim: String,
+    /// A boolean expression evaluated once per binding of the `for` axes.
+    pub expr: Option<String>,
+    pub monotone: Option<Monotone>,
+    /// `all` (default), `any`, `at_least:K`, `fraction:F`.
+    pub over: Option<String>,
+    /// Axes the check iterates over (default: every axis).
+    #[serde(rename = "for")]
+    pub for_axes: Option<Vec<String>>,
+    /// Only bindings where this is true.
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Monotone {
+    pub metric: String,
+    pub axis: String,
+    /// `increasing` (strict), `decreasing` (strict), `non_decreasing`, `non_increasing`.
+    pub direction: String,
+    /// Relative slack for the non-strict forms (0.01 = within 1 %).
+    #[serde(default)]
+    pub tolerance: f64,
+}
+
+/// How many bindings must pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Over {
+    All,
+    Any,
+    AtLeast(usize),
+    Fraction(f64),
+}
+
+impl Over {
+    pub fn parse(s: Option<&str>) -> Result<Over, String> {
+        let s = s.unwrap_or("all");
+        Ok(match s.split_once(':') {
+            None if s == "all" => Over::All,
+            None if s == "any" => Over::Any,
+            Some(("at_least", k)) => Over::AtLeast(k.trim().parse().map_err(|_| format!("bad count in `{s}`"))?),
+            Some(("fraction", f)) => Over::Fraction(f.trim().parse().map_err(|_| format!("bad fraction in `{s}`"))?),
+            _ => return Err(format!("`{s}`: over is all, any, at_least:K or fraction:F")),
+        })
+    }
+    pub fn holds(self, passed: usize, total: usize) -> bool {
+        match self {
+            Over::All => total > 0 && passed == total,
+            Over::Any => passed > 0,
+            Over::AtLeast(k) => passed >= k,
+            Over::Fraction(f) => total > 0 && passed as f64 >= f * total as f64 - 1e-9,
+        }
+    }
+}
+
+/// An axis value as an expression value.
+pub fn value_of(v: &toml::Value) -> expr::Value {
+    match v {
+        toml::Value::Integer(i) => expr::Value::Num(*i as f64),
+        toml::Value::Float(x) => expr::Value::Num(*x),
+        toml::Value::Boolean(b) => expr::Value::Bool(*b),
+        toml::Value::String(s) => expr::Value::Str(s.clone()),
+        other => expr::Value::Str(other.to_string()),
+    }
+}
+
+impl Definition {
+    pub fn parse(text: &str) -> Result<Definition, Error> {
+        let d: Definition = serde_path_to_error::deserialize(toml::Deserializer::new(text))
+            .map_err(|e| Error::config(e.path().to_string(), e.inner().to_string()))?;
+        d.validate()?;
+        Ok(d)
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let bad = |p: &str, m: String| Error::config(format!("{}: {p}", self.id), m);
+        for (i, c) in self.check.iter().enumerate() {
+            if c.expr.is_some() == c.monotone.is_some() {
+                return Err(bad(&format!("check.{i}"), "needs exactly one of expr, monotone".into()));
+            }
+            if let Some(e) = &c.expr {
+                expr::parse(e).map_err(|m| bad(&format!("check.{i}.expr"), m))?;
+            }
+            if let Some(w) = &c.where_ {
+                expr::parse(w).map_err(|m| bad(&format!("check.{i}.where"), m))?;
+            }
+            Over::parse(c.over.as_deref()).map_err(|m| bad(&format!("check.{i}.over"), m))?;
+        }
+        for (name, m) in &self.metrics {
+            if let Some(e) = m.strip_prefix('=') {
+                expr::parse(e).map_err(|msg| bad(&format!("metrics.{name}"), msg))?;
+            }
+        }
+        for s in self.scale.keys() {
+            if !["quick", "default", "paper"].contains(&s.as_str()) {
+                return Err(bad(&format!("scale.{s}"), "scales are quick, default and paper".into()));
+            }
+        }
+        Ok(())
+    }
+}

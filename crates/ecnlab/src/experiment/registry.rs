@@ -1,0 +1,35 @@
+//! Every experiment definition shipped in the binary, by id.
+
+use super::Definition;
+use crate::error::Error;
+
+/// (id, TOML text), in the order of EXPERIMENTS.md.
+pub const EXPERIMENTS: &[(&str, &str)] =
+    &[("ecnstar-table1", include_str!("../../../../experiments/ecnstar/table1.toml"))];
+
+pub fn ids() -> Vec<&'static str> {
+    EXPERIMENTS.iter().map(|e| e.0).collect()
+}
+
+pub fn get(id: &str) -> Result<Definition, Error> {
+    let text = EXPERIMENTS
+        .iter()
+        .find(|e| e.0 == id)
+        .map(|e| e.1)
+        .ok_or_else(|| Error::config("ID", format!("unknown experiment `{id}`; known: {}", ids().join(", "))))?;
+    let d = Definition::parse(text)?;
+    if d.id != id {
+        return Err(Error::config("id", format!("definition for `{id}` says id = `{}`", d.id)));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_definition_parses() {
+        for id in super::ids() {
+            super::get(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! Runs an experiment's grid on all cores: one run per point (or a bisection per combination), cached
+//! under `DIR/runs/` so a re-run on the same DIR skips what is complete.
+
+use super::def::{value_of, Definition, Scale};
+use super::expr::{self, Scope, Value};
+use crate::error::Error;
+use crate::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Axis name → value for one grid point (seed included as `seed`).
+pub type Binding = BTreeMap<String, Value>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleKind {
+    Quick,
+    Default,
+    Paper,
+}
+
+impl ScaleKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScaleKind::Quick => "quick",
+            ScaleKind::Default => "default",
+            ScaleKind::Paper => "paper",
+        }
+    }
+}
+
+pub struct Options {
+    pub scale: ScaleKind,
+    pub jobs: usize,
+    pub out: PathBuf,
+    /// Progress lines on stderr (only when stderr is a terminal unless forced).
+    pub progress: bool,
+}
+
+/// One completed run: its coordinates and metrics (NaN where the summary had no value).
+#[derive(Clone, Debug)]
+pub struct PointResult {
+    pub binding: Binding,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+pub struct GridResult {
+    pub points: Vec<PointResult>,
+    /// Search outcomes: the combination's binding (seed included) and the value found.
+    pub searched: Vec<(Binding, f64)>,
+    pub axes: Vec<String>,
+    pub runs_executed: usize,
+    pub runs_cached: usize,
+}
+
+/// Scope over a binding plus constants (for templates and `where`).
+pub struct BindingScope<'a> {
+    pub binding: &'a Binding,
+    pub constants: &'a BTreeMap<String, f64>,
+}
+
+impl Scope for BindingScope<'_> {
+    fn lookup(&self, name: &str, sel: &[(String, Value)]) -> Result<Value, String> {
+        if !sel.is_empty() {
+            return Err(format!("`{name}[…]`: selectors are only for metrics"));
+        }
+        if let Some(v) = self.binding.get(name) {
+            return Ok(v.clone());
+        }
+        self.constants.get(name).map(|&x| Value::Num(x)).ok_or_else(|| format!("unknown name `{name}`"))
+    }
+}
+
+fn key_of(b: &Binding) -> String {
+    b.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+        .chars()
+        .map(|c| if c.is_alphanumeric() || "=,.-_".contains(c) { c } else { '_' })
+        .collect()
+}
+
+pub struct Plan<'a> {
+    def: &'a Definition,
+    scale: Scale,
+    pub axes: Vec<(String, Vec<Value>, Vec<String>)>,
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(def: &'a Definition, kind: ScaleKind) -> Result<Plan<'a>, Error> {
+        let scale = def.scale.get(kind.name()).cloned().unwrap_or_default();
+        let mut axes = vec![];
+        for a in &def.axis {
+            let vals = scale.axis.get(&a.name).unwrap_or(&a.values);
+            axes.push((a.name.clone(), vals.iter().map(value_of).collect(), a.set.clone()));
+        }
+        for k in scale.axis.keys() {
+            if !def.axis.iter().any(|a| &a.name == k) {
+                return Err(Error::config(format!("{}: scale.{}.axis.{k}", def.id, kind.name()), "no such axis"));
+            }
+        }
+        let seeds = scale.seeds.unwrap_or(1).max(1);
+        axes.push(("seed".into(), (1..=seeds).map(|s| Value::Num(s as f64)).collect(), vec!["seed={seed}".into()]));
+        Ok(Plan { def, scale, axes })
+    }
+
+    /// Every combination of axis values not excluded by `skip`.
+    pub fn combos(&self) -> Result<Vec<Binding>, Error> {
+        let mut out: Vec<Binding> = vec![Binding::new()];
+        for (name, vals, _) in &self.axes {
+            out = out
+                .into_iter()
+                .flat_map(|b| {
+                    vals.iter().map(move |v| {
+                        let mut b = b.clone();
+                        b.insert(name.clone(), v.clone());
+                        b
+                    })
+                })
+                .collect();
+        }
+        if let Some(skip) = &self.def.skip {
+            let e = expr::parse(skip).map_err(|m| Error::config(format!("{}: skip", self.def.id), m))?;
+            let mut kept = vec![];
+            for b in out {
+                let sc = BindingScope { binding: &b, constants: &self.def.constants };
+                match e.eval(&sc) {
+                    Ok(Value::Bool(true)) => {}
+                    Ok(_) => kept.push(b),
+                    Err(m) => return Err(Error::config(format!("{}: skip", self.def.id), m)),
+                }
+            }
+            out = kept;
+        }
+        Ok(out)
+    }
+
+    /// The overrides for one point: definition, scale, axis templates, search templates.
+    fn sets(&self, b: &Binding) -> Result<Vec<String>, Error> {
+        let sc = BindingScope { binding: b, constants: &self.def.constants };
+        let mut sets: Vec<String> = self.def.set.clone();
+        sets.extend(self.scale.set.iter().cloned());
+        for (name, _, tpl) in &self.axes {
+            if b.contains_key(name) {
+                sets.extend(tpl.iter().cloned());
+            }
+        }
+        if let Some(s) = &self.def.search {
+            if b.contains_key(&s.param) {
+                sets.extend(s.set.iter().cloned());
+            }
+        }
+        sets.iter()
+            .map(|t| expr::substitute(t, &sc).map_err(|m| Error::config(format!("{}: set `{t}`", self.def.id), m)))
+            .collect()
+    }
+
+    pub fn scenario(&self, b: &Binding) -> Result<Scenario, Error> {
+        let sets = self.sets(b)?;
+        Scenario::from_toml(&self.def.base, &sets)
+            .map_err(|e| Error::config(format!("{} at {}", self.def.id, key_of(b)), e.to_string()))
+    }
+
+    fn search_bounds(&self) -> Option<(i64, i64, Vec<i64>)> {
+        let s = self.def.search.as_ref()?;
+        Some((
+            self.scale.search_lo.unwrap_or(s.lo),
+            self.scale.search_hi.unwrap_or(s.hi),
+            self.scale.search_also.clone().unwrap_or_else(|| s.also.clone()),
+        ))
+    }
+}
+
+fn extract(def: &Definition, summary: &serde_json::Value) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    for (name, spec) in &def.metrics {
+        if spec.starts_with('=') {
+            continue;
+        }
+        let ptr = format!("/{}", spec.trim_start_matches('/'));
+        m.insert(name.clone(), summary.pointer(&ptr).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
+    }
+    // Derived metrics, in name order, may use raw ones.
+    struct M<'a>(&'a BTreeMap<String, f64>);
+    impl Scope for M<'_> {
+        fn lookup(&self, n: &str, _: &[(String, Value)]) -> Result<Value, String> {
+            self.0.get(n).map(|&x| Value::Num(x)).ok_or_else(|| format!("unknown metric `{n}`"))
+        }
+    }
+    for (name, spec) in &def.metrics {
+        if let Some(e) = spec.strip_prefix('=') {
+            let v = expr::parse(e).and_then(|e| e.eval(&M(&m)));
+            let x = match v {
+                Ok(Value::Num(x)) => x,
+                _ => f64::NAN,
+            };
+            m.insert(name.clone(), x);
+        }
+    }
+    m
+}
+
+struct Ctx<'a> {
+    plan: &'a Plan<'a>,
+    dir: PathBuf,
+    executed: AtomicUsize,
+    cached: AtomicUsize,
+    done: AtomicUsize,
+    total: usize,
+    started: Instant,
+    progress: bool,
+}
+
+impl Ctx<'_> {
+    /// Runs one point, or reads it from the cache when its resolved scenario is unchanged.
+    fn point(&self, b: &Binding) -> Result<PointResult, Error> {
+        let sc = self.plan.scenario(b)?;
+        let toml = sc.to_toml();
+        let hash = crate::sim::report::fnv(&toml);
+        let file = self.dir.join(format!("{}.json", key_of(b)));
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                if v["scenario_hash"] == hash.as_str() {
+                    self.cached.fetch_add(1, Ordering::Relaxed);
+                    let metrics = v["metrics"]
+                        .as_object()
+                        .map(|o| o.iter().map(|(k, x)| (k.clone(), x.as_f64().unwrap_or(f64::NAN))).collect())
+                        .unwrap_or_default();
+                    return Ok(PointResult { binding: b.clone(), metrics });
+                }
+            }
+        }
+        let report = crate::run(&sc).map_err(|e| Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))))?;
+        let metrics = extract(self.plan.def, &report.summary);
+        let rec = serde_json::json!({
+            "binding": key_of(b),
+            "scenario_hash": hash,
+            "metrics": metrics.iter().map(|(k, v)| (k.clone(), if v.is_finite() { serde_json::json!(v) } else { serde_json::Value::Null })).collect::<serde_json::Map<_, _>>(),
+            "wall_time_s": report.summary["wall_time_s"],
+        });
+        let tmp = file.with_extension("tmp");
+        std::fs::write(&tmp, rec.to_string()).map_err(|e| Error::Io(e.to_string()))?;
+        std::fs::rename(&tmp, &file).map_err(|e| Error::Io(e.to_string()))?;
+        self.executed.fetch_add(1, Ordering::Relaxed);
+        Ok(PointResult { binding: b.clone(), metrics })
+    }
+
+    fn tick(&self, what: &str) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.progress {
+            let el = self.started.elapsed().as_secs_f64();
+            let eta = el / done as f64 * (self.total - done) as f64;
+            eprint!("\r\x1b[2K[{done}/{}] {:.0}s elapsed, ETA {:.0}s — {what}", self.total, el, eta);
+            if done == self.total {
+                eprintln!();
+            }
+        }
+    }
+}
+
+/// Runs the whole grid of `def` at `opts.scale`.
+pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
+    let plan = Plan::new(def, opts.scale)?;
+    let combos = plan.combos()?;
+    let dir = opts.out.join("runs");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    let ctx = Ctx {
+        plan: &plan,
+        dir,
+        executed: AtomicUsize::new(0),
+        cached: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        total: combos.len(),
+        started: Instant::now(),
+        progress: opts.progress && std::io::stderr().is_terminal(),
+    };
+    let next = AtomicUsize::new(0);
+    let points = Mutex::new(Vec::new());
+    let searched = Mutex::new(Vec::new());
+    let first_err: Mutex<Option<Error>> = Mutex::new(None);
+    let bounds = plan.search_bounds();
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.max(1).min(combos.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= combos.len() || first_err.lock().unwrap().is_some() {
+                    break;
+                }
+                let b = &combos[i];
+                let r = match (&def.search, &bounds) {
+                    (Some(search), Some((lo, hi, also))) => {
+                        bisect(&ctx, b, &search.param, &search.metric, search.at_least, *lo, *hi, also).map(
+                            |(pts, v)| {
+                                points.lock().unwrap().extend(pts);
+                                searched.lock().unwrap().push((b.clone(), v));
+                            },
+                        )
+                    }
+                    _ => ctx.point(b).map(|p| points.lock().unwrap().push(p)),
+                };
+                if let Err(e) = r {
+                    first_err.lock().unwrap().get_or_insert(e);
+                }
+                ctx.tick(&key_of(b));
+            });
+        }
+    });
+    if let Some(e) = first_err.into_inner().unwrap() {
+        return Err(e);
+    }
+    let mut points = points.into_inner().unwrap();
+    points.sort_by(|a, b| key_order(&plan, &a.binding).cmp(&key_order(&plan, &b.binding)));
+    let mut searched = searched.into_inner().unwrap();
+    searched.sort_by(|a, b| key_order(&plan, &a.0).cmp(&key_order(&plan, &b.0)));
+    let mut axes: Vec<String> = plan.axes.iter().map(|a| a.0.clone()).collect();
+    if let Some(s) = &def.search {
+        axes.push(s.param.clone());
+    }
+    Ok(GridResult {
+        points,
+        searched,
+        axes,
+        runs_executed: ctx.executed.into_inner(),
+        runs_cached: ctx.cached.into_inner(),
+    })
+}
+
+/// Orders bindings by the position of each value in its axis (then the search parameter).
+fn key_order(plan: &Plan, b: &Binding) -> Vec<i64> {
+    let mut k: Vec<i64> = plan
+        .axes
+        .iter()
+        .map(|(n, vals, _)| vals.iter().position(|v| Some(v) == b.get(n)).map_or(-1, |i| i as i64))
+        .collect();
+    if let Some(s) = &plan.def.search {
+        if let Some(Value::Num(x)) = b.get(&s.param) {
+            k.push(*x as i64);
+        }
+    }
+    k
+}
+
+/// Largest n in [lo, hi] with metric ≥ threshold, assuming the metric falls with n; lo − 1 if none.
+#[allow(clippy::too_many_arguments)]
+fn bisect(
+    ctx: &Ctx,
+    base: &Binding,
+    param: &str,
+    metric: &str,
+    at_least: f64,
+    lo: i64,
+    hi: i64,
+    also: &[i64],
+) -> Result<(Vec<PointResult>, f64), Error> {
+    let mut pts: BTreeMap<i64, PointResult> = BTreeMap::new();
+    let eval = |n: i64, pts: &mut BTreeMap<i64, PointResult>| -> Result<bool, Error> {
+        if !pts.contains_key(&n) {
+            let mut b = base.clone();
+            b.insert(param.into(), Value::Num(n as f64));
+            pts.insert(n, ctx.point(&b)?);
+        }
+        Ok(pts[&n].metrics.get(metric).copied().unwrap_or(f64::NAN) >= at_least)
+    };
+    for &n in also {
+        eval(n, &mut pts)?;
+    }
+    let found = if !eval(lo, &mut pts)? {
+        lo - 1
+    } else if eval(hi, &mut pts)? {
+        hi
+    } else {
+        let (mut good, mut bad) = (lo, hi);
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if eval(mid, &mut pts)? {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        good
+    };
+    Ok((pts.into_values().collect(), found as f64))
+}
+
+/// Writes table.csv (one row per run) and, for searches, search.csv.
+pub fn write_tables(def: &Definition, g: &GridResult, out: &Path) -> Result<(), Error> {
+    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", out.display()));
+    let names: Vec<&String> = def.metrics.keys().collect();
+    let mut s = g.axes.join(",");
+    for n in &names {
+        s.push(',');
+        s.push_str(n);
+    }
+    s.push('\n');
+    let cell = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_default();
+    for p in &g.points {
+        let mut row: Vec<String> = g.axes.iter().map(|a| cell(p.binding.get(a))).collect();
+        for n in &names {
+            let x = p.metrics.get(*n).copied().unwrap_or(f64::NAN);
+            row.push(if x.is_finite() { crate::observe::fmt_num(x) } else { String::new() });
+        }
+        s.push_str(&row.join(","));
+        s.push('\n');
+    }
+    std::fs::write(out.join("table.csv"), s).map_err(io)?;
+    if let Some(search) = &def.search {
+        let axes: Vec<&String> = g.axes.iter().filter(|a| **a != search.param).collect();
+        let mut s = axes.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(",");
+        s.push_str(&format!(",{}\n", search.name));
+        for (b, v) in &g.searched {
+            let mut row: Vec<String> = axes.iter().map(|a| cell(b.get(*a))).collect();
+            row.push(crate::observe::fmt_num(*v));
+            s.push_str(&row.join(","));
+            s.push('\n');
+        }
+        std::fs::write(out.join("search.csv"), s).map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,614 @@
+//! Bad input is a config error that names its field, never a panic or a hang: a table of hand-written bad
+//! values, the edge values that stay valid, and a deterministic mutation fuzzer over a small scenario.
+
+use ecnlab::{Error, RunReport, Scenario, Sim};
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+use toml::Value;
+
+/// Star of 6 hosts, DCTCP, a threshold marker (RED on one port), flows, incast, back-to-back and probes: every
+/// workload kind and most optional fields, 10 ms simulated.
+const BASE: &str = r#"
+name = "bad-input-base"
+seed = 7
+duration = "10ms"
+mtu = "1500B"
+
+[topology]
+kind = "star"
+hosts = 6
+rate = "10Gbps"
+delay = "5us"
+host_links = [{ hosts = "4-5", rate = "25Gbps", extra_delay = "2us" }]
+
+[switch]
+buffer = "200KB"
+queues = 2
+marker = { kind = "threshold", threshold = "20pkt", at = "enqueue", compare = "gt", scope = "queue" }
+
+[[ports]]
+port = "s0->h3"
+marker = { kind = "red", min = "10pkt", max = "30pkt", max_p = 0.5, weight = 0.5 }
+
+[transport]
+cc = { kind = "dctcp", g = 0.0625 }
+initial_window = 10
+min_rto = "1ms"
+initial_rto = "1ms"
+delayed_ack = { count = 2, timeout = "40us" }
+
+[[workloads]]
+kind = "flows"
+src = "1-2"
+dst = 0
+size = "100KB"
+jitter = "50us"
+
+[[workloads]]
+kind = "flows"
+src = [5]
+dst = 0
+start = "2ms"
+stop = "8ms"
+rate = "2Gbps"
+class = 1
+
+[[workloads]]
+kind = "incast"
+senders = [1, 2, 4]
+receiver = 3
+block = "20KB"
+rounds = 3
+start = "1ms"
+class = 1
+
+[[workloads]]
+kind = "back_to_back"
+src = 4
+dst = 2
+size = "30KB"
+count = 5
+
+[[workloads]]
+kind = "probe"
+src = 5
+dst = 1
+interval = "200us"
+size = "64B"
+
+[observe]
+warmup = "1ms"
+sample_interval = "500us"
+ports = ["s0->h0", "s0->h3"]
+cwnd = [0, 1]
+rtt_samples = true
+trace = { ports = ["s0->h0"], from = "2ms", to = "2.1ms" }
+
+[limits]
+max_events = 5000000
+"#;
+
+/// Parses BASE with overrides and builds the simulation: the same checks as `ecnlab-sim validate`.
+fn check(sets: &[&str]) -> Result<Scenario, Error> {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = Scenario::from_toml(BASE, &sets)?;
+    Sim::new(&sc)?;
+    Ok(sc)
+}
+
+fn describe<T>(r: &Result<T, Error>) -> String {
+    match r {
+        Ok(_) => "Ok".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
+    // (override, path the error must name, fragment of the message saying what is allowed)
+    let cases: &[(&str, &str, &str)] = &[
+        ("bogus=1", "<root>", "unknown field `bogus`"),
+        ("topology.kind=ring", "topology", "unknown variant `ring`, expected one of"),
+        ("topology.hosts=0", "topology.hosts", "[2, 100000]"),
+        ("topology.hosts=-3", "topology.hosts", "u32"),
+        ("topology.rate=0Gbps", "topology.rate", "> 0"),
+        ("topology.rate=-10Gbps", "topology.rate", "unit"),
+        ("topology.rate=10Gbp", "topology.rate", "Gbps"),
+        ("topology.rate=10", "topology.rate", "needs a unit"),
+        ("topology.rate=10", "topology.rate", "rate"),
+        ("topology.delay=-5us", "topology.delay", "unit"),
+        ("topology.delay=1.2.3us", "topology.delay", "non-negative decimal"),
+        ("topology.delay=\"\"", "topology.delay", "needs a unit"),
+        ("topology.delay=∞", "topology.delay", "needs a unit"),
+        ("topology.delay=5", "topology.delay", "time"),
+        ("topology.speed=1", "topology", "unknown field `speed`"),
+        ("topology.host_links.0.hosts=6", "topology.host_links.0.hosts", "hosts are 0..5"),
+        ("topology.host_links.0.hosts=3-1", "topology.host_links.0.hosts", "empty"),
+        ("topology.host_links.0.rate=0bps", "topology.host_links.0.rate", "> 0"),
+        ("duration=0s", "duration", "> 0"),
+        ("duration=-1ms", "duration", "unit"),
+        ("duration=10", "duration", "needs a unit"),
+        ("mtu=0B", "mtu", "[128B, 65536B]"),
+        ("mtu=1.2.3KB", "mtu", "non-negative decimal"),
+        ("switch.buffer=0B", "switch.buffer", "at least one MTU"),
+        ("switch.buffer=-1KB", "switch.buffer", "unit"),
+        ("switch.queues=0", "switch.queues", "[1, 32]"),
+        ("switch.queues=33", "switch.queues", "[1, 32]"),
+        ("switch.scheduler.kind=wfq", "switch.scheduler", "unknown variant `wfq`"),
+        ("switch.marker.kind=codel", "switch.marker", "unknown variant `codel`"),
+        ("switch.marker.threshold=300KB", "switch.marker.threshold", "exceeds the buffer"),
+        ("switch.marker.threshold=1ms", "switch.marker.threshold", "exceeds the buffer"),
+        ("switch.marker.threshold=20", "switch.marker.threshold", "needs a unit"),
+        ("switch.marker.threshold=-1pkt", "switch.marker.threshold", "unit"),
+        ("switch.marker.at=middle", "switch.marker.at", "unknown variant"),
+        ("ports.0.port=s0->h9", "ports.0.port", "no port named"),
+        ("ports.0.port=h0->s0", "ports.0.port", "not configurable"),
+        ("ports.0.marker.max_p=0", "ports.0.marker.max_p", "(0, 1]"),
+        ("ports.0.marker.min=40pkt", "ports.0.marker.min", "≤ max"),
+        ("ports.0.marker.max=300KB", "ports.0.marker.max", "exceeds the buffer"),
+        ("ports.0.buffer=40KB", "ports.0.marker.max", "exceeds the buffer"),
+        ("transport.cc.kind=bbr", "transport.cc", "unknown variant `bbr`"),
+        ("transport.cc.g=0", "transport.cc.g", "(0, 1]"),
+        ("transport.cc.g=nan", "transport.cc.g", "(0, 1]"),
+        ("transport.mss=0", "transport.mss", "[1, 1460]"),
+        ("transport.mss=1461", "transport.mss", "[1, 1460]"),
+        ("transport.min_rto=0s", "transport.min_rto", "> 0"),
+        ("transport.max_rto=10us", "transport.max_rto", "≥ min_rto"),
+        ("transport.delayed_ack.count=0", "transport.delayed_ack.count", "≥ 1"),
+        ("workloads.0.kind=mice", "workloads.0", "unknown variant `mice`"),
+        ("workloads.0.dst=6", "workloads.0.dst", "hosts are 0..5"),
+        ("workloads.0.dst=-1", "workloads.0.dst", "u32"),
+        ("workloads.0.src=1-12", "workloads.0.src", "hosts are 0..5"),
+        ("workloads.0.src=0-1", "workloads.0.src", "destination"),
+        ("workloads.0.src=[]", "workloads.0.src", "empty"),
+        ("workloads.0.size=0B", "workloads.0.size", "> 0"),
+        ("workloads.0.size=-5KB", "workloads.0.size", "unit"),
+        ("workloads.1.stop=1ms", "workloads.1.stop", "after start"),
+        ("workloads.1.rate=0Gbps", "workloads.1.rate", "> 0"),
+        ("workloads.2.receiver=99", "workloads.2.receiver", "hosts are 0..5"),
+        ("workloads.2.senders=[1, 3]", "workloads.2.senders", "receiver"),
+        ("workloads.2.rounds=0", "workloads.2.rounds", "≥ 1"),
+        ("workloads.2.block=0KB", "workloads.2.block", "> 0"),
+        ("workloads.3.dst=4", "workloads.3.dst", "differ"),
+        ("workloads.3.count=0", "workloads.3.count", "≥ 1"),
+        ("workloads.4.interval=0us", "workloads.4.interval", "> 0"),
+        ("workloads.4.size=39B", "workloads.4.size", "[40B"),
+        ("workloads.4.src=6", "workloads.4.src", "hosts are 0..5"),
+        ("observe.warmup=10ms", "observe.warmup", "< duration"),
+        ("observe.ports=[\"s0->h99\"]", "observe.ports.0", "no port named"),
+        ("observe.trace.ports=[\"s9->h0\"]", "observe.trace.ports.0", "no port named"),
+        ("limits.max_events=0", "limits.max_events", "> 0"),
+        ("seed=-1", "seed", "u64"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|&(set, want_path, want_msg)| match check(&[set]) {
+            Err(Error::Config { path, msg }) if path.contains(want_path) && msg.contains(want_msg) => None,
+            other => Some(format!("{set}: want error at `{want_path}` saying `{want_msg}`, got {}", describe(&other))),
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{} of {} cases wrong:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+}
+
+#[test]
+fn edge_values_inside_the_ranges_are_valid() {
+    for set in [
+        "switch.marker.threshold=0pkt",
+        "switch.marker.threshold=78us",
+        "switch.marker.threshold=200KB",
+        "switch.queues=32",
+        "mtu=128B",
+        "transport.mss=88",
+        "workloads.0.size=1B",
+        "workloads.4.size=40B",
+        "transport.cc.g=1",
+        "transport.cc.initial_alpha=0",
+        "observe.warmup=0s",
+        "limits.max_events=1",
+    ] {
+        assert!(check(&[set]).is_ok(), "{set}: {}", describe(&check(&[set])));
+    }
+}
+
+#[test]
+fn a_zero_threshold_marks_every_queued_packet_and_a_time_threshold_resolves_at_the_port_rate() {
+    let run = |k: &str| {
+        let sets = [format!("switch.marker.threshold={k}"), "ports=[]".into()];
+        ecnlab::run(&Scenario::from_toml(BASE, &sets).expect("valid")).expect("runs")
+    };
+    let marked = |r: &RunReport| r.summary["ports"]["s0->h0"]["counters"]["marked_pkts"].as_u64().unwrap();
+    assert!(marked(&run("0pkt")) > marked(&run("20pkt")));
+    // 24 us at 10 Gb/s is 30 000 B = 20 packets of 1500 B: the same marker, the same run.
+    assert_eq!(marked(&run("24us")), marked(&run("20pkt")));
+}
+
+#[test]
+fn a_run_over_its_event_budget_stops_with_a_run_error() {
+    let sc = check(&["limits.max_events=1000"]).expect("valid");
+    let e = ecnlab::run(&sc).err().expect("budget exhausted");
+    assert!(matches!(&e, Error::Run(m) if m.contains("limits.max_events")), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The mutation fuzzer.
+
+const MUTANTS: usize = 1500;
+/// A mutant that takes longer than this is reported as a hang.
+const HANG: Duration = Duration::from_secs(30);
+
+/// SplitMix64: tiny, deterministic, good enough to pick mutations.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    Field(String),
+    Index(usize),
+}
+
+type Path = Vec<Key>;
+
+/// Every node of the tree below the root, parents before children.
+fn paths(v: &Value, prefix: &mut Path, out: &mut Vec<Path>) {
+    let children: Vec<(Key, &Value)> = match v {
+        Value::Table(t) => t.iter().map(|(k, v)| (Key::Field(k.clone()), v)).collect(),
+        Value::Array(a) => a.iter().enumerate().map(|(i, v)| (Key::Index(i), v)).collect(),
+        _ => return,
+    };
+    for (k, child) in children {
+        prefix.push(k);
+        out.push(prefix.clone());
+        paths(child, prefix, out);
+        prefix.pop();
+    }
+}
+
+fn node<'a>(v: &'a mut Value, path: &[Key]) -> Option<&'a mut Value> {
+    path.iter().try_fold(v, |v, k| match (v, k) {
+        (Value::Table(t), Key::Field(f)) => t.get_mut(f),
+        (Value::Array(a), Key::Index(i)) => a.get_mut(*i),
+        _ => None,
+    })
+}
+
+fn remove(doc: &mut Value, path: &[Key]) {
+    let Some((last, parent)) = path.split_last() else { return };
+    match (node(doc, parent), last) {
+        (Some(Value::Table(t)), Key::Field(f)) => {
+            t.remove(f);
+        }
+        (Some(Value::Array(a)), Key::Index(i)) if *i < a.len() => {
+            a.remove(*i);
+        }
+        _ => {}
+    }
+}
+
+fn last_field(path: &[Key]) -> &str {
+    match path.last() {
+        Some(Key::Field(f)) => f,
+        _ => "",
+    }
+}
+
+/// Values that are out of range, of the wrong type, or malformed somewhere in the schema.
+fn bad_value(rng: &mut SplitMix) -> Value {
+    let s = |x: &str| Value::String(x.into());
+    let pool = [
+        Value::Integer(0),
+        Value::Integer(-1),
+        Value::Integer(-5),
+        Value::Integer(1),
+        Value::Integer(7),
+        Value::Integer(100_000),
+        Value::Integer(4_294_967_296),
+        Value::Integer(i64::MAX),
+        Value::Integer(i64::MIN),
+        Value::Float(0.0),
+        Value::Float(-1.0),
+        Value::Float(0.5),
+        Value::Float(f64::NAN),
+        Value::Float(f64::INFINITY),
+        Value::Float(1e300),
+        Value::Boolean(true),
+        s(""),
+        s("10Gbp"),
+        s("-5us"),
+        s("1.2.3KB"),
+        s("∞"),
+        s("0s"),
+        s("0B"),
+        s("0bps"),
+        s("0pkt"),
+        s("1ps"),
+        s("1bps"),
+        s("1B"),
+        s("1000s"),
+        s("18446744073709551615B"),
+        s("18446744073709551615ps"),
+        s("18446744073709551615pkt"),
+        s("99999999999999999999pkt"),
+        s("18446744073709551615Tbps"),
+        s("1000000Tbps"),
+        s("9999999999999us"),
+        s("0.5pkt"),
+        s("abc"),
+        s("3-1"),
+        s("0-99999"),
+        s("s0->h0"),
+        s("h0->s0"),
+        Value::Array(vec![]),
+        Value::Array(vec![Value::Integer(1), Value::Integer(1)]),
+        Value::Table(toml::Table::new()),
+    ];
+    rng.pick(&pool).clone()
+}
+
+/// `85.2us` → the same unit with an extreme number, or the number with another dimension's unit.
+fn bad_unit(rng: &mut SplitMix, text: &str) -> Value {
+    let idx = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (num, unit) = text.split_at(idx);
+    let nums = ["0", "0.000000001", "1", "18446744073709551615", "99999999999999", "1e3", "-1", ".", "", "1..2"];
+    let units = ["ps", "s", "B", "GiB", "bps", "Tbps", "pkt", "", "furlongs", "µs", "Gbps "];
+    Value::String(if rng.below(2) == 0 {
+        format!("{}{unit}", rng.pick(&nums))
+    } else {
+        format!("{num}{}", rng.pick(&units))
+    })
+}
+
+/// A host index or set that is out of range, empty, reversed or of the wrong type (the base has hosts 0..5).
+fn bad_host(rng: &mut SplitMix) -> Value {
+    let s = |x: &str| Value::String(x.into());
+    let pool = [
+        Value::Integer(6),
+        Value::Integer(7),
+        Value::Integer(1000),
+        Value::Integer(4_294_967_295),
+        Value::Integer(-1),
+        s("0-6"),
+        s("5-6"),
+        s("6"),
+        s("2-1"),
+        s(""),
+        s("1,,2"),
+        s("x-3"),
+        s("4294967295"),
+        s("0-99999"),
+        Value::Array(vec![Value::Integer(0), Value::Integer(6)]),
+        Value::Array(vec![]),
+        Value::Float(1.5),
+    ];
+    rng.pick(&pool).clone()
+}
+
+/// Tags of every enum in the schema plus unknown ones: swapping in a valid tag of the wrong enum is also bad.
+const TAGS: [&str; 20] = [
+    "ring",
+    "wfq",
+    "codel",
+    "bbr",
+    "mice",
+    "",
+    "Star",
+    "THRESHOLD",
+    "star",
+    "dumbbell",
+    "none",
+    "threshold",
+    "red",
+    "sp",
+    "reno",
+    "ecnstar",
+    "dctcp",
+    "flows",
+    "incast",
+    "probe",
+];
+const HOST_FIELDS: [&str; 5] = ["src", "dst", "receiver", "senders", "hosts"];
+
+/// Applies one random mutation to the document.
+fn mutate(rng: &mut SplitMix, doc: &mut Value) {
+    let mut all = vec![];
+    paths(doc, &mut vec![], &mut all);
+    if all.is_empty() {
+        return;
+    }
+    let choose = |rng: &mut SplitMix, pred: &dyn Fn(&Path, &Value) -> bool, doc: &mut Value| {
+        let fit: Vec<&Path> = all.iter().filter(|p| node(doc, p).is_some_and(|v| pred(p, v))).collect();
+        (!fit.is_empty()).then(|| fit[rng.below(fit.len())].clone())
+    };
+    let any = all[rng.below(all.len())].clone();
+    match rng.below(8) {
+        0 => remove(doc, &any),
+        1 | 2 => *node(doc, &any).expect("path exists") = bad_value(rng),
+        3 => {
+            let p = choose(rng, &|p, _| last_field(p) == "kind", doc).unwrap_or(any);
+            *node(doc, &p).expect("path exists") = Value::String(rng.pick(&TAGS).to_string());
+        }
+        4 => {
+            let p = choose(rng, &|_, v| v.is_table(), doc);
+            let t = match p {
+                Some(p) if rng.below(4) > 0 => node(doc, &p).expect("path exists"),
+                _ => doc,
+            };
+            if let Value::Table(t) = t {
+                t.insert("bogus".into(), Value::Integer(1));
+            }
+        }
+        5 => {
+            let p = choose(rng, &|p, _| HOST_FIELDS.contains(&last_field(p)), doc).unwrap_or(any);
+            *node(doc, &p).expect("path exists") = bad_host(rng);
+        }
+        6 => {
+            let unit_like =
+                |_: &Path, v: &Value| v.as_str().is_some_and(|s| s.starts_with(|c: char| c.is_ascii_digit()));
+            let p = choose(rng, &unit_like, doc).unwrap_or(any);
+            let v = node(doc, &p).expect("path exists");
+            *v = bad_unit(rng, v.as_str().unwrap_or("10us"));
+        }
+        _ => {
+            let p = choose(rng, &|_, v| v.is_integer() || v.is_float(), doc).unwrap_or(any);
+            let v = node(doc, &p).expect("path exists");
+            *v = match v {
+                Value::Integer(i) => Value::Integer(*rng.pick(&[0, -1, *i * 1000 + 1, u32::MAX as i64, i64::MAX])),
+                _ => Value::Float(*rng.pick(&[0.0, -0.5, 1.0000001, f64::NAN, f64::NEG_INFINITY])),
+            }
+        }
+    }
+}
+
+/// Mutant `i`: one to three mutations of the base document, as TOML text.
+fn mutant(base: &Value, i: usize) -> String {
+    let mut rng = SplitMix(0xEC0_1AB ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut doc = base.clone();
+    for _ in 0..1 + rng.below(3) {
+        mutate(&mut rng, &mut doc);
+    }
+    toml::to_string(&doc).unwrap_or_else(|e| panic!("mutant {i} does not serialize: {e}\n{doc:?}"))
+}
+
+#[derive(Debug)]
+enum Outcome {
+    /// A config error at this path.
+    Invalid(String),
+    /// Stopped by a run error (event budget).
+    RunError(String),
+    Ran,
+    /// A property violation: a panic, an empty error, an incomplete summary.
+    Broken(String),
+}
+
+fn from_error(e: Error) -> Outcome {
+    match e {
+        Error::Config { path, msg } if !path.is_empty() && !msg.trim().is_empty() => Outcome::Invalid(path),
+        Error::Run(m) if !m.is_empty() => Outcome::RunError(m),
+        other => Outcome::Broken(format!("empty or unexpected error: {other:?}")),
+    }
+}
+
+/// A completed run has every summary section, the full simulated time, one FCT row per flow, and a resolved
+/// config that validates again.
+fn check_report(sc: &Scenario, r: &RunReport) -> Outcome {
+    let s = &r.summary;
+    let missing: Vec<&str> =
+        ["sim_time_s", "wall_time_s", "events", "events_per_s", "goodput", "totals", "ports", "rtt", "fct"]
+            .into_iter()
+            .filter(|k| s.get(*k).is_none_or(|v| v.is_null()))
+            .collect();
+    if !missing.is_empty() {
+        return Outcome::Broken(format!("summary lacks {missing:?}"));
+    }
+    if s["sim_time_s"].as_f64() != Some(sc.duration.as_secs_f64()) {
+        return Outcome::Broken(format!("sim_time_s {} ≠ duration {}", s["sim_time_s"], sc.duration));
+    }
+    if s["workloads"].as_array().map(Vec::len) != Some(sc.workloads.len()) {
+        return Outcome::Broken("one summary entry per workload".into());
+    }
+    if r.fct_csv().lines().count() != r.flows.len() + 1 {
+        return Outcome::Broken("fct.csv has one row per flow".into());
+    }
+    match Scenario::from_toml(&r.config_toml, &[]) {
+        Ok(_) => Outcome::Ran,
+        Err(e) => Outcome::Broken(format!("the resolved config.toml does not validate: {e}")),
+    }
+}
+
+fn outcome(text: &str) -> Outcome {
+    let run = || match Scenario::from_toml(text, &[]) {
+        Err(e) => from_error(e),
+        Ok(sc) => match ecnlab::run(&sc) {
+            Err(e) => from_error(e),
+            Ok(r) => check_report(&sc, &r),
+        },
+    };
+    catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+        Outcome::Broken(format!("panic: {}", msg.unwrap_or_default()))
+    })
+}
+
+/// Runs every mutant on all cores; a mutant still running after `HANG` fails the test with its text.
+fn run_all(texts: Arc<Vec<String>>) -> Vec<Outcome> {
+    let (tx, rx) = mpsc::channel();
+    let next = Arc::new(AtomicUsize::new(0));
+    let running = Arc::new(Mutex::new(BTreeSet::new()));
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
+    for _ in 0..workers {
+        let (tx, next, running, texts) = (tx.clone(), next.clone(), running.clone(), texts.clone());
+        std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= texts.len() {
+                return;
+            }
+            running.lock().unwrap().insert(i);
+            let o = outcome(&texts[i]);
+            running.lock().unwrap().remove(&i);
+            if tx.send((i, o)).is_err() {
+                return;
+            }
+        });
+    }
+    drop(tx);
+    let mut out: Vec<Option<Outcome>> = (0..texts.len()).map(|_| None).collect();
+    loop {
+        match rx.recv_timeout(HANG) {
+            Ok((i, o)) => out[i] = Some(o),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let stuck = running.lock().unwrap().clone();
+                let shown: Vec<String> = stuck.iter().map(|&i| format!("--- mutant {i}:\n{}", texts[i])).collect();
+                panic!("no mutant finished in {HANG:?}; hanging:\n{}", shown.join("\n"));
+            }
+        }
+    }
+    out.into_iter().map(|o| o.expect("every mutant reported")).collect()
+}
+
+#[test]
+fn a_thousand_mutated_scenarios_give_an_error_or_a_complete_run_never_a_panic_or_a_hang() {
+    let base: Value = toml::from_str(BASE).expect("base parses");
+    assert!(matches!(outcome(BASE), Outcome::Ran), "the base scenario runs: {:?}", outcome(BASE));
+    let texts: Arc<Vec<String>> = Arc::new((0..MUTANTS).map(|i| mutant(&base, i)).collect());
+    let outcomes = run_all(texts.clone());
+
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut broken = vec![];
+    for (i, o) in outcomes.iter().enumerate() {
+        let key = match o {
+            Outcome::Invalid(path) => format!("config error at {path}"),
+            Outcome::RunError(_) => "run error".into(),
+            Outcome::Ran => "ran".into(),
+            Outcome::Broken(why) => {
+                broken.push(format!("--- mutant {i}: {why}\n{}", texts[i]));
+                "BROKEN".into()
+            }
+        };
+        *counts.entry(key).or_default() += 1;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, n)| format!("{n:6}  {k}")).collect();
+    let summary = summary.join("\n");
+    eprintln!("{MUTANTS} mutants:\n{summary}");
+    assert!(broken.is_empty(), "{} broken mutants:\n{}\n\noutcomes:\n{summary}", broken.len(), broken.join("\n"));
+    let ran = counts.get("ran").copied().unwrap_or(0);
+    assert!(ran >= MUTANTS / 20, "the fuzzer keeps some mutants valid (ran {ran}):\n{summary}");
+    assert!(counts.len() >= 30, "mutations reach many fields:\n{summary}");
+}
