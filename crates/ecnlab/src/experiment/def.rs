@@ -38,7 +38,8 @@ pub struct Definition {
     pub check: Vec<CheckDef>,
 }
 
-/// One dimension of the grid; `set` templates see the axis values as `{name}`.
+/// One dimension of the grid; `set` templates see the axis values as `{name}`. A value may also be a table
+/// `{ value = …, set = [...] }` whose own overrides apply with it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
@@ -143,11 +144,24 @@ impl Over {
 /// An axis value as an expression value.
 pub fn value_of(v: &toml::Value) -> expr::Value {
     match v {
+        toml::Value::Table(t) if t.contains_key("value") => value_of(&t["value"]),
         toml::Value::Integer(i) => expr::Value::Num(*i as f64),
         toml::Value::Float(x) => expr::Value::Num(*x),
         toml::Value::Boolean(b) => expr::Value::Bool(*b),
         toml::Value::String(s) => expr::Value::Str(s.clone()),
         other => expr::Value::Str(other.to_string()),
+    }
+}
+
+/// The overrides that come with a table-form axis value.
+pub fn value_sets(v: &toml::Value) -> Vec<String> {
+    match v {
+        toml::Value::Table(t) => t
+            .get("set")
+            .and_then(|s| s.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default(),
+        _ => vec![],
     }
 }
 

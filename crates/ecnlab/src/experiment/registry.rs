@@ -4,8 +4,11 @@ use super::Definition;
 use crate::error::Error;
 
 /// (id, TOML text), in the order of EXPERIMENTS.md.
-pub const EXPERIMENTS: &[(&str, &str)] =
-    &[("ecnstar-table1", include_str!("../../../../experiments/ecnstar/table1.toml"))];
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    ("ecnstar-table1", include_str!("../../../../experiments/ecnstar/table1.toml")),
+    ("ecnstar-fig2", include_str!("../../../../experiments/ecnstar/fig2.toml")),
+    ("ecnstar-fig4", include_str!("../../../../experiments/ecnstar/fig4.toml")),
+];
 
 pub fn ids() -> Vec<&'static str> {
     EXPERIMENTS.iter().map(|e| e.0).collect()

@@ -1,7 +1,7 @@
 //! Runs an experiment's grid on all cores: one run per point (or a bisection per combination), cached
 //! under `DIR/runs/` so a re-run on the same DIR skips what is complete.
 
-use super::def::{value_of, Definition, Scale};
+use super::def::{value_of, value_sets, Definition, Scale};
 use super::expr::{self, Scope, Value};
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -87,7 +87,8 @@ fn key_of(b: &Binding) -> String {
 pub struct Plan<'a> {
     def: &'a Definition,
     scale: Scale,
-    pub axes: Vec<(String, Vec<Value>, Vec<String>)>,
+    /// (name, values, the axis's set templates, per-value set templates)
+    pub axes: Vec<(String, Vec<Value>, Vec<String>, Vec<Vec<String>>)>,
 }
 
 impl<'a> Plan<'a> {
@@ -96,7 +97,12 @@ impl<'a> Plan<'a> {
         let mut axes = vec![];
         for a in &def.axis {
             let vals = scale.axis.get(&a.name).unwrap_or(&a.values);
-            axes.push((a.name.clone(), vals.iter().map(value_of).collect(), a.set.clone()));
+            axes.push((
+                a.name.clone(),
+                vals.iter().map(value_of).collect(),
+                a.set.clone(),
+                vals.iter().map(value_sets).collect(),
+            ));
         }
         for k in scale.axis.keys() {
             if !def.axis.iter().any(|a| &a.name == k) {
@@ -104,14 +110,16 @@ impl<'a> Plan<'a> {
             }
         }
         let seeds = scale.seeds.unwrap_or(1).max(1);
-        axes.push(("seed".into(), (1..=seeds).map(|s| Value::Num(s as f64)).collect(), vec!["seed={seed}".into()]));
+        let seed_values: Vec<Value> = (1..=seeds).map(|s| Value::Num(s as f64)).collect();
+        let n = seed_values.len();
+        axes.push(("seed".into(), seed_values, vec!["seed={seed}".into()], vec![vec![]; n]));
         Ok(Plan { def, scale, axes })
     }
 
     /// Every combination of axis values not excluded by `skip`.
     pub fn combos(&self) -> Result<Vec<Binding>, Error> {
         let mut out: Vec<Binding> = vec![Binding::new()];
-        for (name, vals, _) in &self.axes {
+        for (name, vals, _, _) in &self.axes {
             out = out
                 .into_iter()
                 .flat_map(|b| {
@@ -144,9 +152,12 @@ impl<'a> Plan<'a> {
         let sc = BindingScope { binding: b, constants: &self.def.constants };
         let mut sets: Vec<String> = self.def.set.clone();
         sets.extend(self.scale.set.iter().cloned());
-        for (name, _, tpl) in &self.axes {
-            if b.contains_key(name) {
+        for (name, vals, tpl, per_value) in &self.axes {
+            if let Some(v) = b.get(name) {
                 sets.extend(tpl.iter().cloned());
+                if let Some(i) = vals.iter().position(|x| x == v) {
+                    sets.extend(per_value[i].iter().cloned());
+                }
             }
         }
         if let Some(s) = &self.def.search {
@@ -219,8 +230,9 @@ impl Ctx<'_> {
     /// Runs one point, or reads it from the cache when its resolved scenario is unchanged.
     fn point(&self, b: &Binding) -> Result<PointResult, Error> {
         let sc = self.plan.scenario(b)?;
-        let toml = sc.to_toml();
-        let hash = crate::sim::report::fnv(&toml);
+        // The cache is valid for the same resolved scenario, metric definitions and ecnlab version.
+        let metrics = format!("{:?}", self.plan.def.metrics);
+        let hash = crate::sim::report::fnv(&(sc.to_toml() + &metrics + env!("CARGO_PKG_VERSION")));
         let file = self.dir.join(format!("{}.json", key_of(b)));
         if let Ok(text) = std::fs::read_to_string(&file) {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -334,7 +346,7 @@ fn key_order(plan: &Plan, b: &Binding) -> Vec<i64> {
     let mut k: Vec<i64> = plan
         .axes
         .iter()
-        .map(|(n, vals, _)| vals.iter().position(|v| Some(v) == b.get(n)).map_or(-1, |i| i as i64))
+        .map(|(n, vals, _, _)| vals.iter().position(|v| Some(v) == b.get(n)).map_or(-1, |i| i as i64))
         .collect();
     if let Some(s) = &plan.def.search {
         if let Some(Value::Num(x)) = b.get(&s.param) {

@@ -98,8 +98,11 @@ pub struct Port {
     pub port_bytes: u64,
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
-    /// The packet being serialized, if any.
-    pub in_tx: Option<PacketId>,
+    /// The packet being serialized, if any, with its wire size and the time its last bit leaves.
+    pub in_tx: Option<(PacketId, u32, Time)>,
+    /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
+    /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3).
+    pub arrival_backlog_min: Option<u64>,
     /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
     pub pipe: VecDeque<(Time, PacketId)>,
     pub occupancy: Occupancy,
@@ -139,6 +142,7 @@ impl Port {
             sched,
             marker,
             in_tx: None,
+            arrival_backlog_min: None,
             pipe: VecDeque::new(),
             occupancy: Occupancy::new(histogram),
             busy_time: Time::ZERO,
@@ -206,6 +210,8 @@ impl Port {
         let p = pool.get_mut(id);
         let q = self.classify(p.class);
         let wire = p.wire as u64;
+        let backlog = self.port_bytes + self.in_tx.map_or(0, |(_, w, _)| w as u64);
+        self.arrival_backlog_min = Some(self.arrival_backlog_min.map_or(backlog, |m| m.min(backlog)));
         let c = &mut self.queues[q].counters;
         c.arrived_pkts += 1;
         c.arrived_bytes += wire;
@@ -281,7 +287,19 @@ impl Port {
         for q in &mut self.queues {
             q.occupancy.reset(now);
         }
-        self.at_window_start = (self.counters(), self.busy_time);
+        self.at_window_start = (self.counters(), self.busy_time.saturating_sub(self.busy_ahead(now)));
+        self.arrival_backlog_min = None;
+    }
+
+    /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight).
+    pub fn busy_ahead(&self, now: Time) -> Time {
+        self.in_tx.map_or(Time::ZERO, |(_, _, end)| end.saturating_sub(now))
+    }
+
+    /// Fraction of [window start, now] the transmitter was busy.
+    pub fn utilization(&self, now: Time, window: Time) -> f64 {
+        let busy = self.busy_time.saturating_sub(self.busy_ahead(now)).saturating_sub(self.at_window_start.1);
+        busy.as_secs_f64() / window.as_secs_f64().max(1e-12)
     }
 
     pub fn counters(&self) -> Counters {

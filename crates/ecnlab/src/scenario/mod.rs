@@ -300,10 +300,7 @@ impl Scenario {
         for s in sets {
             apply_set(&mut doc, s)?;
         }
-        let sc: Scenario = serde_path_to_error::deserialize(doc).map_err(|e| {
-            let path = e.path().to_string();
-            Error::config(if path == "." { "" } else { &path }, e.inner().to_string())
-        })?;
+        let sc = deserialize(&doc).map_err(|(path, msg)| Error::config(narrow(&doc, path, &msg).join("."), msg))?;
         sc.validate()?;
         Ok(sc)
     }
@@ -317,6 +314,103 @@ impl Scenario {
     /// The resolved scenario as TOML: running it again replays the run.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("scenario serializes")
+    }
+}
+
+/// A deserialization failure: the field path as `--set` spells it (`workloads.0.dst`) and the message.
+type DeError = (Vec<String>, String);
+
+fn deserialize(doc: &toml::Value) -> Result<Scenario, DeError> {
+    use serde_path_to_error::Segment;
+    serde_path_to_error::deserialize(doc.clone()).map_err(|e| {
+        let path = e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                Segment::Seq { index } => Some(index.to_string()),
+                Segment::Map { key } => Some(key.clone()),
+                Segment::Enum { .. } | Segment::Unknown => None,
+            })
+            .collect();
+        (path, e.inner().message().to_string())
+    })
+}
+
+/// Serde loses the path inside internally tagged enums (`topology`, `workloads.0`, `switch.marker`): descends
+/// to the child whose removal changes the error message, as long as there is exactly one such child. A missing
+/// field is named in the path too.
+fn narrow(doc: &toml::Value, mut path: Vec<String>, msg: &str) -> Vec<String> {
+    loop {
+        let Some(node) = lookup(doc, &path) else { return path };
+        if let Some(field) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            if node.is_table() {
+                path.push(field.to_string());
+            }
+            return path;
+        }
+        if node.is_table() && fails_after_its_fields(doc, &path) {
+            return path; // a missing field whose type hides serde's "missing field" message
+        }
+        let children: Vec<String> = match node {
+            toml::Value::Table(t) => t.keys().filter(|k| *k != "kind").cloned().collect(),
+            toml::Value::Array(a) if a.iter().all(toml::Value::is_table) => {
+                (0..a.len()).map(|i| i.to_string()).collect()
+            }
+            _ => return path,
+        };
+        let changes = |k: &String| {
+            let mut d = doc.clone();
+            if let Some(parent) = lookup_mut(&mut d, &path) {
+                remove_child(parent, k);
+            }
+            deserialize(&d).err().is_none_or(|(_, m)| m != msg)
+        };
+        let culprits: Vec<String> = children.into_iter().filter(changes).collect();
+        match <[String; 1]>::try_from(culprits) {
+            Ok([k]) => path.push(k),
+            Err(_) => return path,
+        }
+    }
+}
+
+/// Whether the table at `path` fails only once all its fields were read: an unknown key sorting after every
+/// other is then reported instead of the original error.
+fn fails_after_its_fields(doc: &toml::Value, path: &[String]) -> bool {
+    const LAST: &str = "\u{10FFFF}";
+    let mut d = doc.clone();
+    if let Some(toml::Value::Table(t)) = lookup_mut(&mut d, path) {
+        t.insert(LAST.into(), toml::Value::Integer(0));
+    }
+    deserialize(&d).is_err_and(|(_, m)| m.starts_with(&format!("unknown field `{LAST}`")))
+}
+
+fn lookup<'a>(v: &'a toml::Value, path: &[String]) -> Option<&'a toml::Value> {
+    path.iter().try_fold(v, |v, k| match v {
+        toml::Value::Table(t) => t.get(k),
+        toml::Value::Array(a) => a.get(k.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+fn lookup_mut<'a>(v: &'a mut toml::Value, path: &[String]) -> Option<&'a mut toml::Value> {
+    path.iter().try_fold(v, |v, k| match v {
+        toml::Value::Table(t) => t.get_mut(k),
+        toml::Value::Array(a) => a.get_mut(k.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+fn remove_child(v: &mut toml::Value, k: &str) {
+    match v {
+        toml::Value::Table(t) => {
+            t.remove(k);
+        }
+        toml::Value::Array(a) => {
+            if let Some(i) = k.parse::<usize>().ok().filter(|&i| i < a.len()) {
+                a.remove(i);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -78,8 +78,23 @@ impl Scenario {
         if self.observe.warmup >= self.duration {
             return err("observe.warmup", "must be < duration");
         }
+        self.validate_sample_interval()?;
         if self.limits.max_events == 0 {
             return err("limits.max_events", "must be > 0");
+        }
+        Ok(())
+    }
+
+    /// Every sample holds a row per series: at most `MAX_SAMPLES` of them keep a run's memory bounded.
+    fn validate_sample_interval(&self) -> Result<(), Error> {
+        const MAX_SAMPLES: u64 = 1_000_000;
+        let i = self.observe.sample_interval;
+        if i > Time::ZERO && self.duration.0 / i.0 > MAX_SAMPLES {
+            let min = Time(self.duration.0.div_ceil(MAX_SAMPLES));
+            return err(
+                "observe.sample_interval",
+                format!("must be 0 (no series) or ≥ duration / {MAX_SAMPLES} = {min}, got {i}"),
+            );
         }
         Ok(())
     }

@@ -117,7 +117,7 @@ impl Sim {
 
     fn tx_done(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
-        let id = p.in_tx.take().expect("TxDone without a packet in transmission");
+        let (id, _, _) = p.in_tx.take().expect("TxDone without a packet in transmission");
         let at = self.now + p.cfg.delay;
         p.pipe.push_back((at, id));
         if p.pipe.len() == 1 {
@@ -134,9 +134,9 @@ impl Sim {
         let now = self.now;
         match p.dequeue(now, &mut self.pool, &mut self.drop_scratch) {
             Some((id, q, marked)) => {
-                p.in_tx = Some(id);
                 let wire = self.pool.get(id).wire_bytes();
                 let tx = p.cfg.rate.tx_time(wire);
+                p.in_tx = Some((id, wire.0 as u32, now + tx));
                 p.busy_time += tx;
                 self.schedule(now + tx, Event::TxDone { port });
                 if self.trace.is_some() {

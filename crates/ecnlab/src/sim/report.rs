@@ -216,15 +216,18 @@ impl Sim {
                 .iter_mut()
                 .map(|q| json!({"counters": counters_json(&q.counters), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
                 .collect();
-            let (c0, busy0) = &p.at_window_start;
+            let c0 = &p.at_window_start.0;
             let mut v = json!({
                 "rate_gbps": spec.rate.as_gbps(),
-                "utilization": (p.busy_time - *busy0).as_secs_f64() / window,
+                "utilization": p.utilization(now, now - self.warmup),
                 "counters": counters_json(&c),
                 "window_counters": counters_json(&c.since(c0)),
                 "occupancy": occupancy_json(p.occupancy.stats(now), mtu),
                 "queues": queues,
             });
+            if let Some(b) = p.arrival_backlog_min {
+                v["arrival_backlog_min_pkts"] = json!(b as f64 / mtu as f64);
+            }
             if let Some((t, cwnd)) = p.first_mark {
                 v["first_mark"] = json!({"time_s": t.as_secs_f64(), "cwnd_segments": cwnd});
             }
