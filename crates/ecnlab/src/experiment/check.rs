@@ -24,6 +24,8 @@ pub struct CheckOutcome {
     pub rule: String,
     pub over: String,
     pub pass: bool,
+    /// A reported quantity without a bound (its expression yields a number): never fails.
+    pub info: bool,
     pub rows: Vec<Row>,
 }
 
@@ -121,7 +123,7 @@ fn bindings(def: &Definition, g: &GridResult, axes: &[String], where_: Option<&s
     let all = g.points.iter().map(|p| &p.binding).chain(g.searched.iter().map(|s| &s.0));
     for b in all {
         let proj: Binding = axes.iter().filter_map(|a| b.get(a).map(|v| (a.clone(), v.clone()))).collect();
-        if !out.contains(&proj) {
+        if proj.len() == axes.len() && !out.contains(&proj) {
             out.push(proj);
         }
     }
@@ -153,12 +155,17 @@ pub fn evaluate(def: &Definition, g: &GridResult) -> Result<Vec<CheckOutcome>, E
             .collect();
         let axes = c.for_axes.clone().unwrap_or(default_axes);
         let mut rows = vec![];
+        let mut info = false;
         for b in bindings(def, g, &axes, c.where_.as_deref()).map_err(err)? {
             let scope = GridScope { def, g, binding: &b };
             if let Some(e) = &c.expr {
                 let ast = expr::parse(e).map_err(err)?;
                 let pass = match ast.eval(&scope) {
                     Ok(Value::Bool(p)) => p,
+                    Ok(Value::Num(_)) => {
+                        info = true;
+                        true
+                    }
                     Ok(v) => return Err(err(format!("evaluates to {v}, not true/false"))),
                     Err(m) if m.contains("ambiguous") || m.contains("unknown name") => return Err(err(m)),
                     Err(_) => false,
@@ -207,7 +214,8 @@ pub fn evaluate(def: &Definition, g: &GridResult) -> Result<Vec<CheckOutcome>, E
             claim: c.claim.clone(),
             rule,
             over: c.over.clone().unwrap_or_else(|| "all".into()),
-            pass: over.holds(passed, rows.len()),
+            pass: info || over.holds(passed, rows.len()),
+            info,
             rows,
         });
     }
@@ -253,7 +261,13 @@ pub fn write_reports(
         md.push_str(&format!(
             "## {} — {}\n\nPaper: {}  \nRule: `{}` (over: {})\n\n| at | measured | |\n|---|---|---|\n",
             c.name,
-            if c.pass { "PASS" } else { "FAIL" },
+            if c.info {
+                "INFO"
+            } else if c.pass {
+                "PASS"
+            } else {
+                "FAIL"
+            },
             c.claim,
             c.rule,
             c.over

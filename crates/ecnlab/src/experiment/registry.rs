@@ -8,6 +8,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ecnstar-table1", include_str!("../../../../experiments/ecnstar/table1.toml")),
     ("ecnstar-fig2", include_str!("../../../../experiments/ecnstar/fig2.toml")),
     ("ecnstar-fig4", include_str!("../../../../experiments/ecnstar/fig4.toml")),
+    ("ecnstar-fig5-8", include_str!("../../../../experiments/ecnstar/fig5-8.toml")),
+    ("ecnstar-fig9", include_str!("../../../../experiments/ecnstar/fig9.toml")),
+    ("ecnstar-fig10-11", include_str!("../../../../experiments/ecnstar/fig10-11.toml")),
+    ("ecnstar-fig12", include_str!("../../../../experiments/ecnstar/fig12.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

@@ -356,7 +356,9 @@ fn key_order(plan: &Plan, b: &Binding) -> Vec<i64> {
     k
 }
 
-/// Largest n in [lo, hi] with metric ≥ threshold, assuming the metric falls with n; lo − 1 if none.
+/// Largest n in [lo, hi] with metric ≥ threshold, lo − 1 if none. The metric may first rise with n (a
+/// small window limits few senders) and then fall (incast collapse): a coarse pass over `also`, lo, hi and the
+/// powers of two finds the largest good n and the first bad one above it; bisection then narrows the edge.
 #[allow(clippy::too_many_arguments)]
 fn bisect(
     ctx: &Ctx,
@@ -377,24 +379,33 @@ fn bisect(
         }
         Ok(pts[&n].metrics.get(metric).copied().unwrap_or(f64::NAN) >= at_least)
     };
-    for &n in also {
-        eval(n, &mut pts)?;
-    }
-    let found = if !eval(lo, &mut pts)? {
-        lo - 1
-    } else if eval(hi, &mut pts)? {
-        hi
-    } else {
-        let (mut good, mut bad) = (lo, hi);
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if eval(mid, &mut pts)? {
-                good = mid;
-            } else {
-                bad = mid;
-            }
+    let mut coarse: Vec<i64> = also.iter().copied().chain([lo, hi]).collect();
+    coarse.extend((0..63).map(|k| 1i64 << k).take_while(|&p| p < hi).filter(|&p| p > lo));
+    coarse.sort_unstable();
+    coarse.dedup();
+    let mut good = None;
+    for &n in &coarse {
+        if eval(n, &mut pts)? {
+            good = Some(n);
         }
-        good
+    }
+    let found = match good {
+        None => lo - 1,
+        Some(g) => match coarse.iter().copied().find(|&n| n > g) {
+            None => g,
+            Some(mut bad) => {
+                let mut good = g;
+                while bad - good > 1 {
+                    let mid = good + (bad - good) / 2;
+                    if eval(mid, &mut pts)? {
+                        good = mid;
+                    } else {
+                        bad = mid;
+                    }
+                }
+                good
+            }
+        },
     };
     Ok((pts.into_values().collect(), found as f64))
 }

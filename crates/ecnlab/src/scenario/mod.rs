@@ -337,19 +337,20 @@ fn deserialize(doc: &toml::Value) -> Result<Scenario, DeError> {
 }
 
 /// Serde loses the path inside internally tagged enums (`topology`, `workloads.0`, `switch.marker`): descends
-/// to the child whose removal changes the error message, as long as there is exactly one such child. A missing
-/// field is named in the path too.
+/// to the child whose removal clears or changes the error, as long as there is exactly one such child. A table
+/// that fails only after all its fields were read lacks one; that one is named when it can be found.
 fn narrow(doc: &toml::Value, mut path: Vec<String>, msg: &str) -> Vec<String> {
     loop {
         let Some(node) = lookup(doc, &path) else { return path };
-        if let Some(field) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
-            if node.is_table() {
-                path.push(field.to_string());
+        if node.is_table() {
+            if let Some(field) = named_missing(msg) {
+                path.push(field); // also the tag of an internally tagged enum
+                return path;
             }
-            return path;
-        }
-        if node.is_table() && fails_after_its_fields(doc, &path) {
-            return path; // a missing field whose type hides serde's "missing field" message
+            if let Some(fields) = fields_if_read_to_the_end(doc, &path) {
+                path.extend(missing_field(doc, &path, msg, &fields));
+                return path;
+            }
         }
         let children: Vec<String> = match node {
             toml::Value::Table(t) => t.keys().filter(|k| *k != "kind").cloned().collect(),
@@ -363,7 +364,8 @@ fn narrow(doc: &toml::Value, mut path: Vec<String>, msg: &str) -> Vec<String> {
             if let Some(parent) = lookup_mut(&mut d, &path) {
                 remove_child(parent, k);
             }
-            deserialize(&d).err().is_none_or(|(_, m)| m != msg)
+            // Gone, changed, or now only a missing field (which unit types report in the same words).
+            deserialize(&d).err().is_none_or(|(_, m)| m != msg) || fields_if_read_to_the_end(&d, &path).is_some()
         };
         let culprits: Vec<String> = children.into_iter().filter(changes).collect();
         match <[String; 1]>::try_from(culprits) {
@@ -373,15 +375,45 @@ fn narrow(doc: &toml::Value, mut path: Vec<String>, msg: &str) -> Vec<String> {
     }
 }
 
-/// Whether the table at `path` fails only once all its fields were read: an unknown key sorting after every
-/// other is then reported instead of the original error.
-fn fails_after_its_fields(doc: &toml::Value, path: &[String]) -> bool {
-    const LAST: &str = "\u{10FFFF}";
+/// If the table at `path` fails only once all its fields were read, its declared fields: an unknown key that
+/// sorts after every other is then reported (with the list of fields) instead of the original error.
+fn fields_if_read_to_the_end(doc: &toml::Value, path: &[String]) -> Option<Vec<String>> {
+    const LAST: &str = "~"; // sorts after every ASCII letter
     let mut d = doc.clone();
     if let Some(toml::Value::Table(t)) = lookup_mut(&mut d, path) {
         t.insert(LAST.into(), toml::Value::Integer(0));
     }
-    deserialize(&d).is_err_and(|(_, m)| m.starts_with(&format!("unknown field `{LAST}`")))
+    let (_, m) = deserialize(&d).err()?;
+    let rest = m.strip_prefix(&format!("unknown field `{LAST}`"))?;
+    Some(rest.split('`').skip(1).step_by(2).map(String::from).collect())
+}
+
+/// The field serde reports missing. Unit types (`Time`, `Rate`, …) hide that message behind "expected a time
+/// (e.g. "85.2us") string"; the missing field is then the one absent field that accepts the example value and,
+/// given it, clears the error.
+fn missing_field(doc: &toml::Value, path: &[String], msg: &str, fields: &[String]) -> Option<String> {
+    if let Some(f) = named_missing(msg) {
+        return Some(f);
+    }
+    let example = msg.split_once("(e.g. \"")?.1.split_once('"')?.0;
+    let table = lookup(doc, path)?.as_table()?;
+    let satisfies = |f: &&String| {
+        let mut d = doc.clone();
+        if let Some(toml::Value::Table(t)) = lookup_mut(&mut d, path) {
+            t.insert(f.to_string(), toml::Value::String(example.into()));
+        }
+        match deserialize(&d) {
+            Ok(_) => true,
+            Err((_, m)) => m != msg && fields_if_read_to_the_end(&d, path).is_some(),
+        }
+    };
+    let fits: Vec<&String> = fields.iter().filter(|f| !table.contains_key(*f)).filter(satisfies).collect();
+    (fits.len() == 1).then(|| fits[0].clone())
+}
+
+fn named_missing(msg: &str) -> Option<String> {
+    let rest = msg.split_once("missing field `")?.1;
+    rest.split_once('`').map(|(f, _)| f.to_string())
 }
 
 fn lookup<'a>(v: &'a toml::Value, path: &[String]) -> Option<&'a toml::Value> {

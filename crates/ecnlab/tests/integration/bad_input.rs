@@ -117,14 +117,13 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         ("topology.rate=0Gbps", "topology.rate", "> 0"),
         ("topology.rate=-10Gbps", "topology.rate", "unit"),
         ("topology.rate=10Gbp", "topology.rate", "Gbps"),
-        // A number where a unit string belongs: units.rs swallows serde's error, so the path stops at the table.
-        ("topology.rate=10", "topology", "expected a rate (e.g. \"10Gbps\") string"),
+        ("topology.rate=10", "topology.rate", "expected a rate (e.g. \"10Gbps\") string"),
         ("topology.delay=-5us", "topology.delay", "unit"),
         ("topology.delay=1.2.3us", "topology.delay", "non-negative decimal"),
         ("topology.delay=\"\"", "topology.delay", "needs a unit"),
         ("topology.delay=∞", "topology.delay", "needs a unit"),
-        ("topology.delay=5", "topology", "expected a time"),
-        ("topology={ kind = \"star\", hosts = 6, delay = \"5us\" }", "topology", "expected a rate"),
+        ("topology.delay=5", "topology.delay", "expected a time"),
+        ("topology={ kind = \"star\", hosts = 6, delay = \"5us\" }", "topology.rate", "expected a rate"),
         ("topology={ kind = \"star\", rate = \"1Gbps\", delay = \"5us\" }", "topology.hosts", "missing field"),
         (
             "workloads.2={ kind = \"incast\", senders = [1], receiver = 3, block = \"1KB\" }",
@@ -148,7 +147,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         ("switch.marker.kind=codel", "switch.marker.kind", "unknown variant `codel`"),
         ("switch.marker.threshold=300KB", "switch.marker.threshold", "exceeds the buffer"),
         ("switch.marker.threshold=1ms", "switch.marker.threshold", "exceeds the buffer"),
-        ("switch.marker.threshold=20", "switch.marker", "expected a queue length"),
+        ("switch.marker.threshold=20", "switch.marker.threshold", "expected a queue length"),
         ("switch.marker.threshold=-1pkt", "switch.marker.threshold", "unit"),
         ("switch.marker.at=middle", "switch.marker.at", "unknown variant"),
         ("ports.0.port=s0->h9", "ports.0.port", "no port named"),
@@ -198,6 +197,29 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         })
         .collect();
     assert!(wrong.is_empty(), "{} of {} cases wrong:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+}
+
+#[test]
+fn dropping_any_field_keeps_the_scenario_valid_or_is_an_error_at_exactly_that_field() {
+    let base: Value = toml::from_str(BASE).expect("base parses");
+    let mut all = vec![];
+    paths(&base, &mut vec![], &mut all);
+    let wrong: Vec<String> = all
+        .iter()
+        .filter(|p| matches!(p.last(), Some(Key::Field(_))))
+        .filter_map(|p| {
+            let mut doc = base.clone();
+            remove(&mut doc, p);
+            let dotted: Vec<String> = p.iter().map(Key::to_string).collect();
+            let dotted = dotted.join(".");
+            match Scenario::from_toml(&toml::to_string(&doc).expect("serializes"), &[]) {
+                Ok(_) => None,
+                Err(Error::Config { path, .. }) if path == dotted => None,
+                Err(e) => Some(format!("without {dotted}: {e}")),
+            }
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -269,6 +291,15 @@ impl SplitMix {
 enum Key {
     Field(String),
     Index(usize),
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Key::Field(k) => f.write_str(k),
+            Key::Index(i) => write!(f, "{i}"),
+        }
+    }
 }
 
 type Path = Vec<Key>;

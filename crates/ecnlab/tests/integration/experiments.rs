@@ -1,0 +1,72 @@
+//! Every shipped experiment at `--quick` scale: its checks (the papers' claims, in direction form) hold.
+
+use ecnlab::experiment::{self, registry, Options, ScaleKind};
+
+fn quick(id: &str) {
+    let out = std::env::temp_dir().join(format!("ecnlab-quick-{id}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts = Options { scale: ScaleKind::Quick, jobs: 2, out: out.clone(), progress: false };
+    let o = experiment::reproduce(id, &opts).unwrap_or_else(|e| panic!("{id}: {e}"));
+    let failed: Vec<String> = o
+        .checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.name,
+                c.rows.iter().map(|r| format!("[{}] {}", r.at, r.measured)).collect::<Vec<_>>().join("; ")
+            )
+        })
+        .collect();
+    assert!(failed.is_empty(), "{id} failed checks:\n{}", failed.join("\n"));
+    for f in ["table.csv", "check.json", "check.md"] {
+        assert!(out.join(f).exists(), "{id}: {f} missing");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+macro_rules! quick_tests {
+    ($($name:ident => $id:literal),* $(,)?) => {
+        $(#[test] fn $name() { quick($id); })*
+
+        #[test]
+        fn every_registered_experiment_has_a_quick_test() {
+            let tested = [$($id),*];
+            for id in registry::ids() {
+                assert!(tested.contains(&id), "{id} has no quick test");
+            }
+        }
+    };
+}
+
+quick_tests! {
+    ecnstar_table1 => "ecnstar-table1",
+    ecnstar_fig2 => "ecnstar-fig2",
+    ecnstar_fig4 => "ecnstar-fig4",
+    ecnstar_fig5_8 => "ecnstar-fig5-8",
+    ecnstar_fig9 => "ecnstar-fig9",
+    ecnstar_fig10_11 => "ecnstar-fig10-11",
+    ecnstar_fig12 => "ecnstar-fig12",
+}
+
+#[test]
+fn rerunning_into_the_same_directory_skips_completed_runs() {
+    let out = std::env::temp_dir().join(format!("ecnlab-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts = Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false };
+    let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
+    let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
+    let again = experiment::reproduce("ecnstar-table1", &opts).unwrap();
+    assert_eq!(first.runs_executed, first.runs);
+    assert_eq!(again.runs_executed, 0, "all runs come from the cache");
+    assert_eq!(std::fs::read_to_string(out.join("table.csv")).unwrap(), table);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn unknown_experiment_is_a_config_error() {
+    let opts =
+        Options { scale: ScaleKind::Quick, jobs: 1, out: std::env::temp_dir().join("ecnlab-none"), progress: false };
+    assert!(matches!(experiment::reproduce("no-such-figure", &opts), Err(ecnlab::Error::Config { .. })));
+}
