@@ -4,8 +4,6 @@ pub mod rng;
 pub use rng::Rng;
 
 use crate::units::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// What happens at an instant. Small and `Copy`: events name the component, state lives in `Sim`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,44 +34,90 @@ impl Event {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A heap entry: 24 bytes. `order` packs the phase (top 3 bits) above the insertion sequence, so ties at one
+/// instant compare with one integer.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    phase: u8,
-    seq: u64,
+    time: u64,
+    order: u64,
     event: Event,
 }
 
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we pop the earliest.
-        (o.time, o.phase, o.seq).cmp(&(self.time, self.phase, self.seq))
-    }
-}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+impl Entry {
+    #[inline(always)]
+    fn before(&self, o: &Entry) -> bool {
+        (self.time, self.order) < (o.time, o.order)
     }
 }
 
-/// A priority queue of events; ties at one instant break by phase, then by insertion order, so a run is
+const SEQ_BITS: u32 = 61;
+const ARITY: usize = 2;
+
+/// A 4-ary min-heap of events; ties at one instant break by phase, then by insertion order, so a run is
 /// reproducible bit for bit.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
+    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        self.heap.push(Entry { time, phase: event.phase(), seq: self.seq, event });
+        debug_assert!(self.seq < 1 << SEQ_BITS);
+        let e = Entry { time: time.0, order: (event.phase() as u64) << SEQ_BITS | self.seq, event };
+        self.heap.push(e);
+        let h = self.heap.as_mut_slice();
+        let mut i = h.len() - 1;
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            // SAFETY: parent < i < h.len().
+            let pe = unsafe { *h.get_unchecked(parent) };
+            if !e.before(&pe) {
+                break;
+            }
+            unsafe { *h.get_unchecked_mut(i) = pe };
+            i = parent;
+        }
+        h[i] = e;
     }
+
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("non-empty");
+        let h = self.heap.as_mut_slice();
+        let n = h.len();
+        if n > 0 {
+            let mut i = 0;
+            loop {
+                let first = ARITY * i + 1;
+                if first >= n {
+                    break;
+                }
+                let mut best = first;
+                let end = (first + ARITY).min(n);
+                for c in first + 1..end {
+                    // SAFETY: c < end ≤ n, best < n.
+                    if unsafe { h.get_unchecked(c).before(h.get_unchecked(best)) } {
+                        best = c;
+                    }
+                }
+                let be = unsafe { *h.get_unchecked(best) };
+                if !be.before(&last) {
+                    break;
+                }
+                unsafe { *h.get_unchecked_mut(i) = be };
+                i = best;
+            }
+            h[i] = last;
+        }
+        Some((Time(top.time), top.event))
     }
+
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.first().map(|e| Time(e.time))
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -86,6 +130,33 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pops_like_a_sort_by_time_phase_and_insertion() {
+        // A second implementation: sort the same pushes by (time, phase, seq).
+        let mut q = EventQueue::default();
+        let mut expect = vec![];
+        let mut x = 12345u64;
+        for seq in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = Time((x >> 33) % 50);
+            let ev = match (x >> 20) % 3 {
+                0 => Event::TxDone { port: seq as u32 },
+                1 => Event::Arrive { port: seq as u32 },
+                _ => Event::FlowTimer { flow: seq as u32 },
+            };
+            q.push(t, ev);
+            expect.push((t, ev.phase(), seq, ev));
+            if seq % 7 == 0 {
+                expect.sort_by_key(|e| (e.0, e.1, e.2));
+                let first = expect.remove(0);
+                assert_eq!(q.pop(), Some((first.0, first.3)));
+            }
+        }
+        expect.sort_by_key(|e| (e.0, e.1, e.2));
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, expect.iter().map(|e| (e.0, e.3)).collect::<Vec<_>>());
+    }
 
     #[test]
     fn pops_in_time_then_phase_then_insertion_order() {

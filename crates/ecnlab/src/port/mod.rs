@@ -10,7 +10,7 @@ pub use occupancy::{Occupancy, OccupancyStats};
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
-use crate::units::{Bytes, Rate, Time};
+use crate::units::{Bytes, Rate, Time, PS_PER_S};
 use std::collections::VecDeque;
 
 /// What a marker's Mark verdict does to a non-ECT packet.
@@ -111,6 +111,10 @@ pub struct Port {
     /// Counters and busy time when the statistics window opened.
     pub at_window_start: (Counters, Time),
     pub first_mark: Option<(Time, u32)>,
+    /// A host NIC: when its transmitter is next free.
+    nic_free_at: Time,
+    /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
+    ps_per_byte: Option<u64>,
 }
 
 struct View<'a>(&'a [Queue]);
@@ -148,6 +152,8 @@ impl Port {
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
             first_mark: None,
+            nic_free_at: Time::ZERO,
+            ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),
             cfg,
         }
     }
@@ -178,7 +184,9 @@ impl Port {
         self.q_pkts[q] = pkts;
         self.port_bytes = port_bytes;
         self.queues[q].occupancy.set(now, bytes);
-        self.occupancy.set(now, port_bytes);
+        if self.queues.len() > 1 {
+            self.occupancy.set(now, port_bytes);
+        }
     }
 
     /// Applies a marker verdict to a packet; returns the drop reason if it must go.
@@ -272,6 +280,28 @@ impl Port {
         }
     }
 
+    /// A NIC sends `wire` bytes FIFO at line rate: returns when the last bit reaches the far end.
+    #[inline]
+    pub fn tx_time(&self, wire: Bytes) -> Time {
+        match self.ps_per_byte {
+            Some(k) => Time(wire.0 * k),
+            None => self.cfg.rate.tx_time(wire),
+        }
+    }
+
+    pub fn nic_transmit(&mut self, now: Time, wire: Bytes) -> Time {
+        let tx = self.tx_time(wire);
+        let start = now.max(self.nic_free_at);
+        self.nic_free_at = start + tx;
+        self.busy_time += tx;
+        let c = &mut self.queues[0].counters;
+        c.arrived_pkts += 1;
+        c.arrived_bytes += wire.0;
+        c.sent_pkts += 1;
+        c.sent_bytes += wire.0;
+        self.nic_free_at + self.cfg.delay
+    }
+
     pub fn is_empty(&self) -> bool {
         self.port_bytes == 0
     }
@@ -279,6 +309,15 @@ impl Port {
     /// Packets waiting in the queues (not counting the one in transmission).
     pub fn queued_pkts(&self) -> u64 {
         self.queues.iter().map(|q| q.pkts as u64).sum()
+    }
+
+    /// Occupancy statistics of the whole port (with one queue, the queue's own).
+    pub fn port_occupancy(&mut self) -> &mut Occupancy {
+        if self.queues.len() == 1 {
+            &mut self.queues[0].occupancy
+        } else {
+            &mut self.occupancy
+        }
     }
 
     /// Opens the statistics window: occupancy restarts, counters are remembered for differences.

@@ -135,7 +135,7 @@ impl Sim {
         match p.dequeue(now, &mut self.pool, &mut self.drop_scratch) {
             Some((id, q, marked)) => {
                 let wire = self.pool.get(id).wire_bytes();
-                let tx = p.cfg.rate.tx_time(wire);
+                let tx = p.tx_time(wire);
                 p.in_tx = Some((id, wire.0 as u32, now + tx));
                 p.busy_time += tx;
                 self.schedule(now + tx, Event::TxDone { port });
@@ -201,11 +201,20 @@ impl Sim {
     }
 
     /// A host puts a packet on its NIC.
+    /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
+    /// packet's departure is known now: it goes straight into the link pipe with its arrival time at the
+    /// far end, and the NIC needs no per-packet transmit event.
     fn send_from_host(&mut self, host: u32, pkt: Packet) {
         let id = self.pool.alloc(pkt);
         self.injected += 1;
         let port = self.net.host_port[host as usize];
-        self.enqueue(port, id);
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let at = p.nic_transmit(now, pkt.wire_bytes());
+        p.pipe.push_back((at, id));
+        if p.pipe.len() == 1 {
+            self.schedule(at, Event::Arrive { port });
+        }
     }
 
     fn host_receive(&mut self, host: u32, pkt: Packet) {

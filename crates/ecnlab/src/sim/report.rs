@@ -222,7 +222,7 @@ impl Sim {
                 "utilization": p.utilization(now, now - self.warmup),
                 "counters": counters_json(&c),
                 "window_counters": counters_json(&c.since(c0)),
-                "occupancy": occupancy_json(p.occupancy.stats(now), mtu),
+                "occupancy": occupancy_json(p.port_occupancy().stats(now), mtu),
                 "queues": queues,
             });
             if let Some(b) = p.arrival_backlog_min {
