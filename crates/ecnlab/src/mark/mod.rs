@@ -97,6 +97,8 @@ pub struct PortState<'a> {
     pub buffer: Bytes,
     pub queue_bytes: &'a [u64],
     pub queue_pkts: &'a [u32],
+    /// Per-queue scheduler weights (quantum bytes for (D)WRR, weight for WFQ, 1 for SP).
+    pub weights: &'a [u64],
     pub port_bytes: u64,
 }
 
@@ -126,6 +128,9 @@ impl AnyMarker {
         }
     }
 
+    /// A scheduler round event (MQ-ECN's round-time estimator listens).
+    pub fn on_round(&mut self, _ev: &crate::sched::RoundEvent) {}
+
     /// The port went idle at `now` (RED ages its average over idle time).
     pub fn on_idle(&mut self, now: Time) {
         if let AnyMarker::Red(m) = self {
@@ -138,8 +143,15 @@ impl AnyMarker {
 pub(crate) mod test_util {
     use super::*;
 
-    /// A hand-made port view: 10 Gb/s, MTU 1500, the given per-queue backlogs.
+    const ONES: [u64; 32] = [1; 32];
+
+    /// A hand-made port view: 10 Gb/s, MTU 1500, the given per-queue backlogs, equal weights.
     pub fn state<'a>(queue_bytes: &'a [u64], queue_pkts: &'a [u32], now: Time) -> PortState<'a> {
+        weighted(queue_bytes, queue_pkts, &ONES[..queue_bytes.len()], now)
+    }
+
+    /// As `state`, with per-queue weights.
+    pub fn weighted<'a>(queue_bytes: &'a [u64], queue_pkts: &'a [u32], weights: &'a [u64], now: Time) -> PortState<'a> {
         PortState {
             now,
             rate: Rate::gbps(10),
@@ -147,6 +159,7 @@ pub(crate) mod test_util {
             buffer: Bytes(1_000_000),
             queue_bytes,
             queue_pkts,
+            weights,
             port_bytes: queue_bytes.iter().sum(),
         }
     }

@@ -9,7 +9,7 @@ pub use occupancy::{Occupancy, OccupancyStats};
 
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
-use crate::sched::{AnyScheduler, QueueView};
+use crate::sched::{AnyScheduler, QueueView, RoundEvent};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
 use std::collections::VecDeque;
 
@@ -111,6 +111,10 @@ pub struct Port {
     /// Counters and busy time when the statistics window opened.
     pub at_window_start: (Counters, Time),
     pub first_mark: Option<(Time, u32)>,
+    /// Per-queue weights from the scheduler (what markers read as w_i).
+    weights: Vec<u64>,
+    /// Round events from the scheduler, drained to the marker after each scheduler call.
+    rounds: Vec<RoundEvent>,
     /// A host NIC: when its transmitter is next free.
     nic_free_at: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
@@ -130,6 +134,7 @@ impl QueueView for View<'_> {
 impl Port {
     pub fn new(cfg: PortConfig, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
         let n = cfg.queues;
+        let weights = sched.weights(n);
         Port {
             queues: (0..n)
                 .map(|_| Queue {
@@ -152,6 +157,8 @@ impl Port {
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
             first_mark: None,
+            weights,
+            rounds: Vec::new(),
             nic_free_at: Time::ZERO,
             ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),
             cfg,
@@ -159,7 +166,14 @@ impl Port {
     }
 
     /// The marker's view, borrowing only the fields it reads (so the marker itself can be borrowed mutably).
-    fn state<'a>(cfg: &PortConfig, q_bytes: &'a [u64], q_pkts: &'a [u32], port_bytes: u64, now: Time) -> PortState<'a> {
+    fn state<'a>(
+        cfg: &PortConfig,
+        q_bytes: &'a [u64],
+        q_pkts: &'a [u32],
+        weights: &'a [u64],
+        port_bytes: u64,
+        now: Time,
+    ) -> PortState<'a> {
         PortState {
             now,
             rate: cfg.rate,
@@ -167,7 +181,15 @@ impl Port {
             buffer: cfg.buffer,
             queue_bytes: q_bytes,
             queue_pkts: q_pkts,
+            weights,
             port_bytes,
+        }
+    }
+
+    /// Hands the scheduler's round events to the marker.
+    fn drain_rounds(&mut self) {
+        for ev in self.rounds.drain(..) {
+            self.marker.on_round(&ev);
         }
     }
 
@@ -230,7 +252,7 @@ impl Port {
         // The arriving packet counts toward the occupancy the marker sees.
         self.q_bytes[q] += wire;
         self.q_pkts[q] += 1;
-        let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, self.port_bytes + wire, now);
+        let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes + wire, now);
         let verdict = self.marker.on_enqueue(&st, q, p);
         self.q_bytes[q] -= wire;
         self.q_pkts[q] -= 1;
@@ -245,6 +267,8 @@ impl Port {
         let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
         self.queues[q].fifo.push_back((id, wire as u32));
         self.set_len(now, q, b, n);
+        self.sched.on_enqueue(q, wire as u32, now, &mut self.rounds);
+        self.drain_rounds();
         Admit::Queued { queue: q, marked }
     }
 
@@ -257,13 +281,17 @@ impl Port {
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<(PacketId, usize, bool)> {
         loop {
-            let q = self.sched.pick(&View(&self.queues))?;
+            let picked = self.sched.pick(&View(&self.queues), now, &mut self.rounds);
+            self.drain_rounds();
+            let q = picked?;
             let (id, wire) = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
             let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
             self.set_len(now, q, b, n);
+            self.sched.on_dequeue(q, wire, n == 0, now, &mut self.rounds);
+            self.drain_rounds();
             let p = pool.get_mut(id);
             let sojourn = now - p.enqueued_at;
-            let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, self.port_bytes, now);
+            let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes, now);
             let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
             match self.apply(q, verdict, p, now) {
                 Ok(marked) => {
