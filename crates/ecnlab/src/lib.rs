@@ -33,6 +33,7 @@ pub mod port;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
+pub mod thresholds;
 pub mod transport;
 pub mod units;
 

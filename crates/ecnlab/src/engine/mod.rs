@@ -18,6 +18,8 @@ pub enum Event {
     Workload { idx: u32 },
     /// Periodic observation sample.
     Sample,
+    /// A boundary between observation phases (`observe.phases`).
+    Phase { idx: u32 },
 }
 
 impl Event {
@@ -29,7 +31,7 @@ impl Event {
             Event::Arrive { .. } => 1,
             Event::FlowTimer { .. } => 2,
             Event::Workload { .. } => 3,
-            Event::Sample => 4,
+            Event::Sample | Event::Phase { .. } => 4,
         }
     }
 }

@@ -395,11 +395,20 @@ impl Expr {
     }
 }
 
-/// Replaces every `{expr}` in a template by its value (numbers printed without trailing zeros).
+/// Replaces every `{expr}` in a template by its value (numbers printed without trailing zeros); `{{` and
+/// `}}` stand for literal braces (for inline TOML tables: `switch.marker={{ kind = "tcn" }}`).
 pub fn substitute(template: &str, s: &dyn Scope) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
-    while let Some(i) = rest.find('{') {
+    while let Some(i) = rest.find(['{', '}']) {
+        if rest[i..].starts_with("{{") || rest[i..].starts_with("}}") {
+            out.push_str(&rest[..i + 1]);
+            rest = &rest[i + 2..];
+            continue;
+        }
+        if rest[i..].starts_with('}') {
+            return Err(format!("unmatched `}}` in `{template}` (write `}}}}` for a literal brace)"));
+        }
         out.push_str(&rest[..i]);
         let j = rest[i..].find('}').ok_or_else(|| format!("unclosed `{{` in `{template}`"))? + i;
         let v = parse(&rest[i + 1..j])?.eval(s)?;
@@ -452,6 +461,7 @@ mod tests {
     fn templates_substitute_expressions() {
         assert_eq!(substitute("topology.hosts={h+1}", &scope()).unwrap(), "topology.hosts=21");
         assert_eq!(substitute("x={h*0.25}us", &scope()).unwrap(), "x=5us");
+        assert_eq!(substitute("m={{ k = {h} }}", &scope()).unwrap(), "m={ k = 20 }");
         assert!(parse("h +").is_err());
         assert!(parse("peak[h=]").is_err());
     }

@@ -12,6 +12,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ecnstar-fig9", include_str!("../../../../experiments/ecnstar/fig9.toml")),
     ("ecnstar-fig10-11", include_str!("../../../../experiments/ecnstar/fig10-11.toml")),
     ("ecnstar-fig12", include_str!("../../../../experiments/ecnstar/fig12.toml")),
+    ("pmsb-fig1", include_str!("../../../../experiments/pmsb/fig1.toml")),
+    ("pmsb-fig2", include_str!("../../../../experiments/pmsb/fig2.toml")),
+    ("pmsb-fig3", include_str!("../../../../experiments/pmsb/fig3.toml")),
+    ("pmsb-fig4-5", include_str!("../../../../experiments/pmsb/fig4-5.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

@@ -3,10 +3,20 @@
 //! A marker never moves packets; the port applies its verdict (a Mark on a non-ECT packet passes it or drops
 //! it, per the port's `non_ect` option). Each scheme is one file citing its paper; `AnyMarker` dispatches.
 
+pub mod codel;
+pub mod ecnsharp;
+pub mod mqecn;
+pub mod pmsb;
 pub mod red;
+pub mod tcn;
 pub mod threshold;
 
+pub use codel::Codel;
+pub use ecnsharp::EcnSharp;
+pub use mqecn::MqEcn;
+pub use pmsb::Pmsb;
 pub use red::Red;
+pub use tcn::Tcn;
 pub use threshold::Threshold;
 
 use crate::packet::Packet;
@@ -46,14 +56,24 @@ pub enum MarkReason {
     Threshold,
     /// RED's probabilistic or forced mark on the average queue.
     Red,
+    /// Sojourn time over a target (TCN; ECN♯'s instantaneous part).
+    Sojourn,
+    /// ECN♯'s persistent-queue part.
+    Persistent,
+    /// CoDel's control law, marking where it would drop.
+    Codel,
 }
 
 impl MarkReason {
-    pub const ALL: [MarkReason; 2] = [MarkReason::Threshold, MarkReason::Red];
+    pub const ALL: [MarkReason; 5] =
+        [MarkReason::Threshold, MarkReason::Red, MarkReason::Sojourn, MarkReason::Persistent, MarkReason::Codel];
     pub fn name(self) -> &'static str {
         match self {
             MarkReason::Threshold => "threshold",
             MarkReason::Red => "red",
+            MarkReason::Sojourn => "sojourn",
+            MarkReason::Persistent => "persistent",
+            MarkReason::Codel => "codel",
         }
     }
 }
@@ -109,6 +129,11 @@ pub enum AnyMarker {
     None,
     Threshold(Threshold),
     Red(Red),
+    MqEcn(MqEcn),
+    Pmsb(Pmsb),
+    Tcn(Tcn),
+    Codel(Codel),
+    EcnSharp(EcnSharp),
 }
 
 impl AnyMarker {
@@ -117,24 +142,37 @@ impl AnyMarker {
             AnyMarker::None => Verdict::Pass,
             AnyMarker::Threshold(m) => m.on_enqueue(st, q),
             AnyMarker::Red(m) => m.on_enqueue(st, q, p),
+            AnyMarker::MqEcn(m) => m.on_enqueue(st, q),
+            AnyMarker::Pmsb(m) => m.on_enqueue(st, q),
+            AnyMarker::Tcn(_) | AnyMarker::Codel(_) | AnyMarker::EcnSharp(_) => Verdict::Pass,
         }
     }
 
     /// `sojourn` = now − the packet's enqueue time.
-    pub fn on_dequeue(&mut self, st: &PortState, q: usize, _p: &Packet, _sojourn: Time) -> Verdict {
+    pub fn on_dequeue(&mut self, st: &PortState, q: usize, p: &Packet, sojourn: Time) -> Verdict {
         match self {
-            AnyMarker::None | AnyMarker::Red(_) => Verdict::Pass,
+            AnyMarker::None | AnyMarker::Red(_) | AnyMarker::MqEcn(_) => Verdict::Pass,
             AnyMarker::Threshold(m) => m.on_dequeue(st, q),
+            AnyMarker::Pmsb(m) => m.on_dequeue(st, q),
+            AnyMarker::Tcn(m) => m.on_dequeue(st, q, p, sojourn),
+            AnyMarker::Codel(m) => m.on_dequeue(st, q, p, sojourn),
+            AnyMarker::EcnSharp(m) => m.on_dequeue(st, q, p, sojourn),
         }
     }
 
     /// A scheduler round event (MQ-ECN's round-time estimator listens).
-    pub fn on_round(&mut self, _ev: &crate::sched::RoundEvent) {}
+    pub fn on_round(&mut self, ev: &crate::sched::RoundEvent) {
+        if let AnyMarker::MqEcn(m) = self {
+            m.on_round(ev)
+        }
+    }
 
     /// The port went idle at `now` (RED ages its average over idle time).
     pub fn on_idle(&mut self, now: Time) {
-        if let AnyMarker::Red(m) = self {
-            m.on_idle(now)
+        match self {
+            AnyMarker::Red(m) => m.on_idle(now),
+            AnyMarker::MqEcn(m) => m.on_idle(now),
+            _ => {}
         }
     }
 }

@@ -7,10 +7,14 @@ use super::{At, Compare, MarkReason, PortState, Verdict};
 use crate::units::Bytes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
+    /// The packet's queue against K (MQ-ECN §2.1 "per-queue standard").
     Queue,
+    /// The port's total against K ("per-port").
     Port,
+    /// The packet's queue against its weighted share K_i = w_i / Σw · K (MQ-ECN Eq. 2, "per-queue minimum").
+    QueueWeighted,
 }
 
 #[derive(Clone, Debug)]
@@ -23,11 +27,15 @@ pub struct Threshold {
 
 impl Threshold {
     fn decide(&self, st: &PortState, q: usize) -> Verdict {
-        let len = match self.scope {
-            Scope::Queue => st.queue_bytes[q],
-            Scope::Port => st.port_bytes,
+        let (len, k) = match self.scope {
+            Scope::Queue => (st.queue_bytes[q], self.threshold.0),
+            Scope::Port => (st.port_bytes, self.threshold.0),
+            Scope::QueueWeighted => {
+                let sum: u64 = st.weights.iter().sum();
+                (st.queue_bytes[q], (st.weights[q] as u128 * self.threshold.0 as u128 / sum.max(1) as u128) as u64)
+            }
         };
-        if self.compare.holds(len, self.threshold.0) {
+        if self.compare.holds(len, k) {
             Verdict::Mark(MarkReason::Threshold)
         } else {
             Verdict::Pass
@@ -73,6 +81,23 @@ mod tests {
         // ECN*'s h = 0: every packet, even into an empty queue... the arriving packet itself counts.
         let m = Threshold { threshold: Bytes(0), at: At::Dequeue, compare: Compare::Ge, scope: Scope::Queue };
         assert_eq!(m.on_dequeue(&state(&[0], &[0], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+    }
+
+    #[test]
+    fn per_queue_minimum_is_the_weighted_share_of_k() {
+        // MQ-ECN Eq. 2: K = 16 packets over 8 equal queues gives 2 packets per queue (PMSB §II).
+        let m =
+            Threshold { threshold: Bytes(24_000), at: At::Enqueue, compare: Compare::Gt, scope: Scope::QueueWeighted };
+        let w = [1u64; 8];
+        let mut q = [0u64; 8];
+        q[3] = 3_000;
+        let pk = [0u32; 8];
+        assert_eq!(m.on_enqueue(&crate::mark::test_util::weighted(&q, &pk, &w, Time::ZERO), 3), Verdict::Pass);
+        q[3] = 3_001;
+        assert_eq!(
+            m.on_enqueue(&crate::mark::test_util::weighted(&q, &pk, &w, Time::ZERO), 3),
+            Verdict::Mark(MarkReason::Threshold)
+        );
     }
 
     #[test]

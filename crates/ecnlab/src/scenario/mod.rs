@@ -125,6 +125,40 @@ pub struct PortOverride {
 pub enum SchedulerConfig {
     /// Strict priority, queue 0 highest.
     Sp,
+    /// Weighted round robin: queue i may send `quantum × weights[i]` bytes per turn; the budget is reset at
+    /// the end of every turn.
+    Wrr {
+        #[serde(default = "quantum")]
+        quantum: Bytes,
+        /// Per-queue weights (default all 1); the number must match the queues scheduled.
+        weights: Option<Vec<u64>>,
+    },
+    /// Deficit weighted round robin: the deficit grows by `quantum × weights[i]` per turn and resets when
+    /// the queue empties.
+    Dwrr {
+        #[serde(default = "quantum")]
+        quantum: Bytes,
+        weights: Option<Vec<u64>>,
+    },
+    /// Weighted fair queueing (self-clocked finish tags).
+    Wfq { weights: Option<Vec<u64>> },
+    /// Queues 0..strict in strict priority above a group (the remaining queues) scheduled by `group`.
+    SpOver { strict: u32, group: Box<SchedulerConfig> },
+}
+
+fn quantum() -> Bytes {
+    Bytes(1500)
+}
+
+impl SchedulerConfig {
+    /// Whether some queue is served by round robin (what MQ-ECN needs).
+    pub fn has_round_robin(&self) -> bool {
+        match self {
+            SchedulerConfig::Wrr { .. } | SchedulerConfig::Dwrr { .. } => true,
+            SchedulerConfig::SpOver { group, .. } => group.has_round_robin(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -142,6 +176,42 @@ pub enum MarkerConfig {
         #[serde(default = "queue_scope")]
         scope: Scope,
     },
+    /// MQ-ECN (NSDI'16 §3.3): K_i = K · min(quantum_i / (C · T_round), 1) at enqueue, `>`; needs a
+    /// round-robin scheduler (wrr, dwrr, or sp_over one of them).
+    Mqecn {
+        threshold: QueueLen,
+        #[serde(default = "beta")]
+        beta: f64,
+        /// Idle decay period; default one MTU time at the port rate.
+        t_idle: Option<Time>,
+    },
+    /// MQ-ECN's probabilistic variant: RED between K_min and K_max, both scaled like K_i; P_max unchanged.
+    MqecnRed {
+        min: QueueLen,
+        max: QueueLen,
+        max_p: f64,
+        #[serde(default = "beta")]
+        beta: f64,
+        t_idle: Option<Time>,
+    },
+    /// PMSB (Algorithm 1): port ≥ K_port and queue ≥ w_i/Σw · K_port.
+    Pmsb {
+        threshold: QueueLen,
+        #[serde(default = "enqueue")]
+        at: At,
+    },
+    /// TCN (Bai et al., CoNEXT'16): mark at dequeue when the sojourn time exceeds `threshold`.
+    Tcn { threshold: Time },
+    /// CoDel (RFC 8289) per queue, marking ECT packets where it would drop; non-ECT ones are dropped.
+    Codel { target: Time, interval: Time },
+    /// ECN♯ (its paper §3, Algorithm 1) on sojourn times: instantaneous `sojourn > ins_target`, plus the
+    /// persistent-queue part (pst_target, pst_interval).
+    Ecnsharp { ins_target: Time, pst_target: Time, pst_interval: Time },
+    /// ECN♯ on queue lengths: instantaneous `queue > ins_threshold`, persistent "above" = `queue ≥ pst_threshold`.
+    EcnsharpQueue { ins_threshold: QueueLen, pst_threshold: QueueLen, pst_interval: Time },
+    /// ECN♯ with DCQCN (§3.5): RED-like probability on the queue between K_min and K_max, persistent part on
+    /// sojourn times unchanged.
+    EcnsharpRed { min: QueueLen, max: QueueLen, max_p: f64, pst_target: Time, pst_interval: Time },
     /// RED on the EWMA queue; `min = max`, `weight = 1` is DCTCP-RED.
     Red {
         min: QueueLen,
@@ -159,6 +229,9 @@ pub enum MarkerConfig {
     },
 }
 
+fn beta() -> f64 {
+    0.75
+}
 fn enqueue() -> At {
     At::Enqueue
 }
@@ -189,6 +262,8 @@ pub enum Workload {
         stop: Option<Time>,
         #[serde(default)]
         class: u8,
+        /// Per-flow classes, cycled over the sources (flow i gets classes[i % len]); overrides `class`.
+        classes: Option<Vec<u8>>,
         /// Application rate limit, on the wire.
         rate: Option<Rate>,
     },
@@ -253,6 +328,8 @@ pub struct Observe {
     pub cwnd: Vec<u32>,
     /// Record every TCP RTT sample in `series/rtt.csv`.
     pub rtt_samples: bool,
+    /// Phase boundaries: goodput per class is also reported for each interval between consecutive times.
+    pub phases: Vec<Time>,
     pub trace: Option<TraceFilter>,
 }
 
@@ -264,6 +341,7 @@ impl Default for Observe {
             ports: Vec::new(),
             cwnd: Vec::new(),
             rtt_samples: false,
+            phases: Vec::new(),
             trace: None,
         }
     }
@@ -388,14 +466,14 @@ fn fields_if_read_to_the_end(doc: &toml::Value, path: &[String]) -> Option<Vec<S
     Some(rest.split('`').skip(1).step_by(2).map(String::from).collect())
 }
 
-/// The field serde reports missing. Unit types (`Time`, `Rate`, …) hide that message behind "expected a time
-/// (e.g. "85.2us") string"; the missing field is then the one absent field that accepts the example value and,
-/// given it, clears the error.
+/// The field serde reports missing. Unit types and host sets hide that message behind "expected a time
+/// (e.g. "85.2us") string"; the missing field is then the one absent field that accepts the message's first
+/// quoted example and, given it, clears the error.
 fn missing_field(doc: &toml::Value, path: &[String], msg: &str, fields: &[String]) -> Option<String> {
     if let Some(f) = named_missing(msg) {
         return Some(f);
     }
-    let example = msg.split_once("(e.g. \"")?.1.split_once('"')?.0;
+    let example = msg.split_once('"')?.1.split_once('"')?.0;
     let table = lookup(doc, path)?.as_table()?;
     let satisfies = |f: &&String| {
         let mut d = doc.clone();

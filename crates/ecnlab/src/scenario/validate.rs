@@ -1,9 +1,35 @@
 //! Semantic checks of a parsed scenario; every error names the field path and the allowed range.
 
 use super::*;
+use crate::units::PS_PER_S;
+
+/// Star and dumbbell host counts: the network builder's routing grows with hosts².
+const MAX_HOSTS: u32 = 100_000;
+/// Keeps every simulated time, and sums of RTT samples in the transport, inside u64 picoseconds.
+const MAX_DURATION: Time = Time(1_000_000 * PS_PER_S);
 
 fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> Result<T, Error> {
     Err(Error::config(path, msg))
+}
+
+/// One egress port of the topology.
+struct PortInfo {
+    name: String,
+    rate: Rate,
+    /// A switch port (configurable); else a host NIC.
+    switch: bool,
+}
+
+/// A queue length in bytes at `rate`, in u128 so absurd values cannot wrap (rounded as `QueueLen::resolve`).
+fn queue_bytes(q: QueueLen, mtu: Bytes, rate: Rate) -> u128 {
+    match q {
+        QueueLen::Bytes(b) => b.0 as u128,
+        QueueLen::MilliPackets(mp) => mp as u128 * mtu.0 as u128 / 1000,
+        QueueLen::Time(t) => {
+            let den = 8 * PS_PER_S as u128;
+            (rate.0 as u128 * t.0 as u128 + den / 2) / den
+        }
+    }
 }
 
 fn positive_rate(path: &str, r: Rate) -> Result<(), Error> {
@@ -13,11 +39,42 @@ fn positive_rate(path: &str, r: Rate) -> Result<(), Error> {
     Ok(())
 }
 
+fn positive_time(path: &str, t: Time) -> Result<(), Error> {
+    if t == Time::ZERO {
+        return err(path, "must be > 0");
+    }
+    Ok(())
+}
+
+fn check_prob(path: &str, p: f64) -> Result<(), Error> {
+    if !(p > 0.0 && p <= 1.0) {
+        return err(path, format!("must be in (0, 1], got {p}"));
+    }
+    Ok(())
+}
+
+/// MQ-ECN is defined for round-robin schedulers (its paper, §3.3): WRR or DWRR, possibly under SP.
+fn check_mqecn(path: &str, p: &PortSettings, beta: f64, t_idle: Option<Time>) -> Result<(), Error> {
+    if !(beta > 0.0 && beta < 1.0) {
+        return err(format!("{path}.marker.beta"), format!("must be in (0, 1), got {beta}"));
+    }
+    if t_idle == Some(Time::ZERO) {
+        return err(format!("{path}.marker.t_idle"), "must be > 0");
+    }
+    if !p.scheduler.has_round_robin() {
+        return err(
+            format!("{path}.marker"),
+            "MQ-ECN needs a round-robin scheduler: scheduler.kind = wrr, dwrr, or sp_over with a wrr/dwrr group",
+        );
+    }
+    Ok(())
+}
+
 impl Scenario {
     pub fn host_count(&self) -> u32 {
         match &self.topology {
             Topology::Star { hosts, .. } => *hosts,
-            Topology::Dumbbell { left, right, .. } => left + right,
+            Topology::Dumbbell { left, right, .. } => left.saturating_add(*right),
         }
     }
 
@@ -34,8 +91,8 @@ impl Scenario {
     }
 
     pub fn validate(&self) -> Result<(), Error> {
-        if self.duration == Time::ZERO {
-            return err("duration", "must be > 0");
+        if self.duration == Time::ZERO || self.duration > MAX_DURATION {
+            return err("duration", format!("must be in (0s, {MAX_DURATION}], got {}", self.duration));
         }
         if self.mtu.0 < 128 || self.mtu.0 > 65_536 {
             return err("mtu", "must be in [128B, 65536B]");
@@ -66,19 +123,23 @@ impl Scenario {
             }
         }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
-        self.validate_port("switch", &self.switch)?;
-        for (i, o) in self.ports.iter().enumerate() {
-            let path = format!("ports.{i}");
-            let merged = self.port_settings_with(o);
-            self.validate_port(&path, &merged)?;
-        }
+        self.validate_ports()?;
         for (i, w) in self.workloads.iter().enumerate() {
             self.validate_workload(&format!("workloads.{i}"), w)?;
         }
         if self.observe.warmup >= self.duration {
             return err("observe.warmup", "must be < duration");
         }
+        for (i, w) in self.observe.phases.windows(2).enumerate() {
+            if w[1] <= w[0] {
+                return err(format!("observe.phases.{}", i + 1), "phase boundaries must increase");
+            }
+        }
+        if let Some((i, _)) = self.observe.phases.iter().enumerate().find(|(_, &t)| t >= self.duration) {
+            return err(format!("observe.phases.{i}"), "must be < duration");
+        }
         self.validate_sample_interval()?;
+        self.validate_observed_ports()?;
         if self.limits.max_events == 0 {
             return err("limits.max_events", "must be > 0");
         }
@@ -102,8 +163,8 @@ impl Scenario {
     fn validate_topology(&self) -> Result<(), Error> {
         match &self.topology {
             Topology::Star { hosts, rate, host_links, .. } => {
-                if *hosts < 2 || *hosts > 100_000 {
-                    return err("topology.hosts", "must be in [2, 100000]");
+                if *hosts < 2 || *hosts > MAX_HOSTS {
+                    return err("topology.hosts", format!("must be in [2, {MAX_HOSTS}]"));
                 }
                 positive_rate("topology.rate", *rate)?;
                 self.validate_host_links(host_links)
@@ -111,6 +172,9 @@ impl Scenario {
             Topology::Dumbbell { left, right, rate, bottleneck_rate, host_links, .. } => {
                 if *left == 0 || *right == 0 {
                     return err("topology.left", "both sides need ≥ 1 host");
+                }
+                if left.saturating_add(*right) > MAX_HOSTS {
+                    return err("topology.right", format!("left + right must be ≤ {MAX_HOSTS}"));
                 }
                 positive_rate("topology.rate", *rate)?;
                 positive_rate("topology.bottleneck_rate", *bottleneck_rate)?;
@@ -142,49 +206,195 @@ impl Scenario {
         }
     }
 
-    fn validate_port(&self, path: &str, p: &PortSettings) -> Result<(), Error> {
-        if p.buffer.0 < self.mtu.0 {
-            return err(format!("{path}.buffer"), format!("must hold at least one MTU ({})", self.mtu));
+    /// The switch defaults at the fastest switch port they apply to, then each override at its own port.
+    fn validate_ports(&self) -> Result<(), Error> {
+        let ports = self.port_list();
+        let overridden = |name: &str| self.ports.iter().any(|o| o.port == name);
+        // `rev`: the first of equally fast ports, so errors name the lowest host.
+        let fastest = ports.iter().rev().filter(|p| p.switch && !overridden(&p.name)).max_by_key(|p| p.rate);
+        if let Some(p) = fastest {
+            self.validate_port("switch", &self.switch, p)?;
         }
-        if p.queues == 0 || p.queues > 32 {
-            return err(format!("{path}.queues"), "must be in [1, 32]");
-        }
-        // Thresholds given as times resolve at the slowest plausible rate here; the builder re-checks per port.
-        let rate = self.max_rate();
-        let resolve = |q: QueueLen| q.resolve(self.mtu, rate);
-        let check_k = |field: &str, k: QueueLen| -> Result<(), Error> {
-            let b = resolve(k);
-            if b > p.buffer {
-                return err(format!("{path}.marker.{field}"), format!("{k} = {b} exceeds the buffer ({})", p.buffer));
+        for (i, o) in self.ports.iter().enumerate() {
+            let path = format!("ports.{i}");
+            let port = ports.iter().find(|p| p.name == o.port).ok_or_else(|| {
+                Error::config(format!("{path}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))
+            })?;
+            if !port.switch {
+                return err(format!("{path}.port"), "host NIC ports are not configurable; name a switch port");
             }
-            Ok(())
-        };
-        match &p.marker {
-            MarkerConfig::None => {}
-            MarkerConfig::Threshold { threshold, .. } => check_k("threshold", *threshold)?,
-            MarkerConfig::Red { min, max, max_p, weight, .. } => {
-                check_k("min", *min)?;
-                check_k("max", *max)?;
-                if resolve(*min) > resolve(*max) {
-                    return err(format!("{path}.marker.min"), "must be ≤ max");
-                }
-                if !(*max_p > 0.0 && *max_p <= 1.0) {
-                    return err(format!("{path}.marker.max_p"), format!("must be in (0, 1], got {max_p}"));
-                }
-                if !(*weight > 0.0 && *weight <= 1.0) {
-                    return err(format!("{path}.marker.weight"), format!("must be in (0, 1], got {weight}"));
+            self.validate_port(&path, &self.port_settings_with(o), port)?;
+        }
+        Ok(())
+    }
+
+    fn validate_observed_ports(&self) -> Result<(), Error> {
+        let ports = self.port_list();
+        let no_trace = Vec::new();
+        let traced = self.observe.trace.as_ref().map_or(&no_trace, |t| &t.ports);
+        for (field, names) in [("observe.ports", &self.observe.ports), ("observe.trace.ports", traced)] {
+            for (i, n) in names.iter().enumerate() {
+                if !ports.iter().any(|p| &p.name == n) {
+                    return err(
+                        format!("{field}.{i}"),
+                        format!("no port named `{n}` (names look like s0->h0, h0->s0)"),
+                    );
                 }
             }
         }
         Ok(())
     }
 
-    fn max_rate(&self) -> Rate {
-        match &self.topology {
-            Topology::Star { rate, host_links, .. } | Topology::Dumbbell { rate, host_links, .. } => {
-                host_links.iter().filter_map(|l| l.rate).fold(*rate, Rate::max)
+    /// Every egress port as the network builder names it, with its rate after `host_links` overrides.
+    fn port_list(&self) -> Vec<PortInfo> {
+        let (n, left, switch_of) = match &self.topology {
+            Topology::Star { hosts, .. } => (*hosts, *hosts, 0),
+            Topology::Dumbbell { left, .. } => (self.host_count(), *left, 1),
+        };
+        let rates = self.host_rates(n);
+        let mut out = Vec::with_capacity(2 * n as usize + 2);
+        for h in 0..n {
+            let s = if h < left { 0 } else { switch_of };
+            out.push(PortInfo { name: format!("h{h}->s{s}"), rate: rates[h as usize], switch: false });
+            out.push(PortInfo { name: format!("s{s}->h{h}"), rate: rates[h as usize], switch: true });
+        }
+        if let Topology::Dumbbell { bottleneck_rate, .. } = &self.topology {
+            for name in ["s0->s1", "s1->s0"] {
+                out.push(PortInfo { name: name.into(), rate: *bottleneck_rate, switch: true });
             }
         }
+        out
+    }
+
+    /// Each host's link rate: the topology's, then `host_links` overrides in order (as the builder applies them).
+    fn host_rates(&self, n: u32) -> Vec<Rate> {
+        let (Topology::Star { rate, host_links, .. } | Topology::Dumbbell { rate, host_links, .. }) = &self.topology;
+        let mut rates = vec![*rate; n as usize];
+        for l in host_links {
+            for &h in l.hosts.0.iter().filter(|&&h| h < n) {
+                rates[h as usize] = l.rate.unwrap_or(rates[h as usize]);
+            }
+        }
+        rates
+    }
+
+    /// Weights ≥ 1, one per scheduled queue; quanta ≥ MTU; SP-over needs 1 ≤ strict < queues.
+    fn validate_scheduler(&self, path: &str, s: &SchedulerConfig, queues: usize) -> Result<(), Error> {
+        let weights = |w: &Option<Vec<u64>>| -> Result<(), Error> {
+            if let Some(w) = w {
+                if w.len() != queues {
+                    return err(
+                        format!("{path}.weights"),
+                        format!("needs {queues} weights (one per queue), got {}", w.len()),
+                    );
+                }
+                if let Some(i) = w.iter().position(|&x| x == 0) {
+                    return err(format!("{path}.weights.{i}"), "weights must be ≥ 1");
+                }
+            }
+            Ok(())
+        };
+        match s {
+            SchedulerConfig::Sp => Ok(()),
+            SchedulerConfig::Wrr { quantum, weights: w } | SchedulerConfig::Dwrr { quantum, weights: w } => {
+                if *quantum < self.mtu {
+                    return err(format!("{path}.quantum"), format!("must be ≥ the MTU ({})", self.mtu));
+                }
+                weights(w)
+            }
+            SchedulerConfig::Wfq { weights: w } => weights(w),
+            SchedulerConfig::SpOver { strict, group } => {
+                let strict = *strict as usize;
+                if strict == 0 || strict >= queues {
+                    let hi = queues.saturating_sub(1);
+                    return err(format!("{path}.strict"), format!("must be in [1, queues − 1] = [1, {hi}]"));
+                }
+                if matches!(**group, SchedulerConfig::SpOver { .. } | SchedulerConfig::Sp) {
+                    return err(format!("{path}.group.kind"), "the group is scheduled by wrr, dwrr or wfq");
+                }
+                self.validate_scheduler(&format!("{path}.group"), group, queues - strict)
+            }
+        }
+    }
+
+    fn validate_port(&self, path: &str, p: &PortSettings, port: &PortInfo) -> Result<(), Error> {
+        if p.buffer.0 < self.mtu.0 {
+            return err(format!("{path}.buffer"), format!("must hold at least one MTU ({})", self.mtu));
+        }
+        if p.queues == 0 || p.queues > 32 {
+            return err(format!("{path}.queues"), "must be in [1, 32]");
+        }
+        self.validate_scheduler(&format!("{path}.scheduler"), &p.scheduler, p.queues as usize)?;
+        // Thresholds given as times resolve at the port's rate (K = C·t), exactly: no wrap-around for huge values.
+        let resolve = |q: QueueLen| queue_bytes(q, self.mtu, port.rate);
+        let check_k = |field: &str, k: QueueLen| -> Result<(), Error> {
+            let b = resolve(k);
+            if b > p.buffer.0 as u128 {
+                let at = match k {
+                    QueueLen::Time(_) => format!(" at {} ({})", port.rate, port.name),
+                    _ => String::new(),
+                };
+                return err(
+                    format!("{path}.marker.{field}"),
+                    format!("{k} = {b}B{at} exceeds the buffer ({}); must be ≤ the buffer", p.buffer),
+                );
+            }
+            Ok(())
+        };
+        match &p.marker {
+            MarkerConfig::None => {}
+            MarkerConfig::Tcn { threshold } => positive_time(&format!("{path}.marker.threshold"), *threshold)?,
+            MarkerConfig::Codel { target, interval } => {
+                positive_time(&format!("{path}.marker.target"), *target)?;
+                positive_time(&format!("{path}.marker.interval"), *interval)?;
+            }
+            MarkerConfig::Ecnsharp { ins_target, pst_interval, .. } => {
+                positive_time(&format!("{path}.marker.ins_target"), *ins_target)?;
+                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
+            }
+            MarkerConfig::EcnsharpQueue { ins_threshold, pst_threshold, pst_interval } => {
+                check_k("ins_threshold", *ins_threshold)?;
+                check_k("pst_threshold", *pst_threshold)?;
+                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
+            }
+            MarkerConfig::EcnsharpRed { min, max, max_p, pst_interval, .. } => {
+                check_k("min", *min)?;
+                check_k("max", *max)?;
+                if resolve(*min) > resolve(*max) {
+                    return err(format!("{path}.marker.min"), "must be ≤ max");
+                }
+                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
+                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
+            }
+            MarkerConfig::Threshold { threshold, .. } | MarkerConfig::Pmsb { threshold, .. } => {
+                check_k("threshold", *threshold)?
+            }
+            MarkerConfig::Mqecn { threshold, beta, t_idle } => {
+                check_k("threshold", *threshold)?;
+                check_mqecn(path, p, *beta, *t_idle)?;
+            }
+            MarkerConfig::MqecnRed { min, max, max_p, beta, t_idle } => {
+                check_k("min", *min)?;
+                check_k("max", *max)?;
+                if resolve(*min) > resolve(*max) {
+                    return err(format!("{path}.marker.min"), "must be ≤ max");
+                }
+                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
+                check_mqecn(path, p, *beta, *t_idle)?;
+            }
+            MarkerConfig::Red { min, max, max_p, weight, .. } => {
+                check_k("min", *min)?;
+                check_k("max", *max)?;
+                if resolve(*min) > resolve(*max) {
+                    return err(format!("{path}.marker.min"), "must be ≤ max");
+                }
+                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
+                if !(*weight > 0.0 && *weight <= 1.0) {
+                    return err(format!("{path}.marker.weight"), format!("must be in (0, 1], got {weight}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn validate_workload(&self, path: &str, w: &Workload) -> Result<(), Error> {

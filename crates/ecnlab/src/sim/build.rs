@@ -5,7 +5,9 @@ use super::workload::WorkloadState;
 use super::Sim;
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
-use crate::mark::{AnyMarker, Red, Threshold};
+use crate::mark::ecnsharp::Level;
+use crate::mark::mqecn::Shape;
+use crate::mark::{AnyMarker, Codel, EcnSharp, MqEcn, Pmsb, Red, Tcn, Threshold};
 use crate::net::{LinkSpec, Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
@@ -61,8 +63,49 @@ fn links_of(t: &Topology) -> (u32, u32, Vec<LinkSpec>) {
     }
 }
 
-fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng) -> AnyMarker {
+fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
+    let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
+    let t_idle = |t: Option<Time>| t.unwrap_or_else(|| rate.tx_time(mtu));
     match *m {
+        MarkerConfig::Mqecn { threshold, beta, t_idle: ti } => AnyMarker::MqEcn(MqEcn::new(
+            Shape::Step { k_std: threshold.resolve(mtu, rate) },
+            beta,
+            t_idle(ti),
+            round_robin(),
+        )),
+        MarkerConfig::MqecnRed { min, max, max_p, beta, t_idle: ti } => AnyMarker::MqEcn(MqEcn::new(
+            Shape::Linear { k_min: min.resolve(mtu, rate), k_max: max.resolve(mtu, rate), p_max: max_p, rng },
+            beta,
+            t_idle(ti),
+            round_robin(),
+        )),
+        MarkerConfig::Tcn { threshold } => AnyMarker::Tcn(Tcn::new(threshold)),
+        MarkerConfig::Codel { target, interval } => AnyMarker::Codel(Codel::new(queues, target, interval)),
+        MarkerConfig::Ecnsharp { ins_target, pst_target, pst_interval } => {
+            AnyMarker::EcnSharp(EcnSharp::new(queues, ins_target, pst_target, pst_interval))
+        }
+        MarkerConfig::EcnsharpQueue { ins_threshold, pst_threshold, pst_interval } => {
+            AnyMarker::EcnSharp(EcnSharp::queue_based(
+                queues,
+                ins_threshold.resolve(mtu, rate),
+                pst_threshold.resolve(mtu, rate),
+                pst_interval,
+            ))
+        }
+        MarkerConfig::EcnsharpRed { min, max, max_p, pst_target, pst_interval } => {
+            AnyMarker::EcnSharp(EcnSharp::probabilistic(
+                queues,
+                Level::Queue(min.resolve(mtu, rate)),
+                Level::Queue(max.resolve(mtu, rate)),
+                max_p,
+                Level::Sojourn(pst_target),
+                pst_interval,
+                rng,
+            ))
+        }
+        MarkerConfig::Pmsb { threshold, at } => {
+            AnyMarker::Pmsb(Pmsb { port_threshold: threshold.resolve(mtu, rate), at })
+        }
         MarkerConfig::None => AnyMarker::None,
         MarkerConfig::Threshold { threshold, at, compare, scope } => {
             AnyMarker::Threshold(Threshold { threshold: threshold.resolve(mtu, rate), at, compare, scope })
@@ -80,9 +123,21 @@ fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng) -> AnyMarker 
     }
 }
 
-fn make_scheduler(s: &SchedulerConfig) -> AnyScheduler {
+/// Per-queue quanta: `quantum × weight`.
+fn quanta(quantum: Bytes, weights: &Option<Vec<u64>>, n: usize) -> Vec<u64> {
+    weights.clone().unwrap_or_else(|| vec![1; n]).iter().map(|w| w * quantum.0).collect()
+}
+
+fn make_scheduler(s: &SchedulerConfig, n: usize) -> AnyScheduler {
     match s {
         SchedulerConfig::Sp => AnyScheduler::StrictPriority,
+        SchedulerConfig::Wrr { quantum, weights } => AnyScheduler::wrr(quanta(*quantum, weights, n)),
+        SchedulerConfig::Dwrr { quantum, weights } => AnyScheduler::dwrr(quanta(*quantum, weights, n)),
+        SchedulerConfig::Wfq { weights } => AnyScheduler::wfq(weights.clone().unwrap_or_else(|| vec![1; n])),
+        SchedulerConfig::SpOver { strict, group } => {
+            let strict = *strict as usize;
+            AnyScheduler::sp_over(strict, make_scheduler(group, n - strict))
+        }
     }
 }
 
@@ -123,8 +178,9 @@ impl Sim {
             let port = match &settings[i] {
                 Some(s) => {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.
-                    let marker =
-                        make_marker(&s.marker, spec.mtu, spec.rate, Rng::stream(sc.seed, key::PORT + i as u64));
+                    let sched = make_scheduler(&s.scheduler, s.queues as usize);
+                    let rng = Rng::stream(sc.seed, key::PORT + i as u64);
+                    let marker = make_marker(&s.marker, spec.mtu, spec.rate, rng, &sched, s.queues as usize);
                     check_resolved(&marker, s.buffer, &spec.name())?;
                     let cfg = PortConfig {
                         rate: spec.rate,
@@ -134,7 +190,7 @@ impl Sim {
                         queues: s.queues as usize,
                         non_ect: s.non_ect,
                     };
-                    Port::new(cfg, make_scheduler(&s.scheduler), marker, hist)
+                    Port::new(cfg, sched, marker, hist)
                 }
                 None => {
                     // A host NIC: one FIFO that never marks or drops (the transport's window bounds it).
@@ -172,6 +228,9 @@ impl Sim {
             class_delivered: vec![0; classes],
             class_delivered_at_warmup: vec![0; classes],
             class_rtt: vec![Default::default(); classes],
+            all_rtt: Default::default(),
+            phases: sc.observe.phases.clone(),
+            phase_snapshots: vec![None; sc.observe.phases.len()],
             rtt_series: sc
                 .observe
                 .rtt_samples
@@ -214,7 +273,12 @@ fn check_resolved(m: &AnyMarker, buffer: Bytes, port: &str) -> Result<(), Error>
     let k = match m {
         AnyMarker::Threshold(t) => t.threshold,
         AnyMarker::Red(r) => r.max,
-        AnyMarker::None => return Ok(()),
+        AnyMarker::Pmsb(p) => p.port_threshold,
+        AnyMarker::MqEcn(m) => match &m.shape {
+            Shape::Step { k_std } => *k_std,
+            Shape::Linear { k_max, .. } => *k_max,
+        },
+        AnyMarker::None | AnyMarker::Tcn(_) | AnyMarker::Codel(_) | AnyMarker::EcnSharp(_) => return Ok(()),
     };
     if k > buffer {
         return Err(Error::config("switch.marker", format!("threshold {k} exceeds port {port}'s buffer {buffer}")));

@@ -18,11 +18,12 @@ use crate::transport::{FlowAddr, TcpConfig, TcpReceiver, TcpSender};
 use crate::units::{Bytes, Rate, Time};
 use workload::WorkloadState;
 
-/// Application pacing for rate-limited flows: one segment every `interval`.
+/// Application pacing for rate-limited flows: one segment every `interval`, up to `total` bytes.
 #[derive(Clone, Copy, Debug)]
 struct AppRate {
     interval: Time,
     next: Time,
+    total: Option<u64>,
 }
 
 pub struct Flow {
@@ -63,6 +64,11 @@ pub struct Sim {
     class_delivered_at_warmup: Vec<u64>,
     /// Per class: TCP RTT samples (ps) after warm-up.
     pub class_rtt: Vec<LogHist>,
+    /// Every class's TCP RTT samples together.
+    pub all_rtt: LogHist,
+    /// Phase boundaries and the delivered bytes per class at each.
+    pub phases: Vec<Time>,
+    phase_snapshots: Vec<Option<Vec<u64>>>,
     pub rtt_series: Option<Series>,
     sample_interval: Time,
     watched_ports: Vec<u32>,
@@ -89,6 +95,9 @@ impl Sim {
         if self.sample_interval > Time::ZERO {
             self.schedule(Time::ZERO, Event::Sample);
         }
+        for (i, &t) in self.phases.clone().iter().enumerate() {
+            self.schedule(t, Event::Phase { idx: i as u32 });
+        }
         while let Some(t) = self.events.peek_time() {
             if t > self.duration {
                 break;
@@ -109,6 +118,7 @@ impl Sim {
                 Event::Workload { idx: u32::MAX } => self.start_window(),
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
+                Event::Phase { idx } => self.phase_snapshots[idx as usize] = Some(self.class_delivered.clone()),
             }
         }
         self.now = self.duration;
@@ -246,6 +256,7 @@ impl Sim {
                     if self.now >= self.warmup {
                         f.rtt.add(r.0, 1);
                         self.class_rtt[f.addr.class as usize].add(r.0, 1);
+                        self.all_rtt.add(r.0, 1);
                         if let Some(s) = &mut self.rtt_series {
                             s.rows.push(vec![
                                 self.now.as_secs_f64(),
@@ -319,8 +330,12 @@ impl Sim {
         }
         if let Some(app) = &mut f.app {
             while app.next <= now && !f.sender.closed {
-                f.sender.write(mss);
+                let chunk = app.total.map_or(mss, |t| mss.min(t - f.sender.written));
+                f.sender.write(chunk);
                 app.next += app.interval;
+                if app.total.is_some_and(|t| f.sender.written >= t) {
+                    f.sender.closed = true;
+                }
             }
             if f.sender.closed {
                 f.app = None;
@@ -344,16 +359,19 @@ impl Sim {
         let id = self.flows.len() as u32;
         let addr = FlowAddr { flow: id, src, dst, class };
         let mut sender = TcpSender::new(self.tcp, addr);
-        if let Some(s) = size {
-            sender.write(s);
-            sender.closed = true;
-        } else if rate.is_none() && workload_is_bulk(&self.workloads[workload as usize]) {
-            sender.write(u64::MAX / 4);
+        match (size, rate) {
+            (_, Some(_)) => {} // the application paces its writes (flow_timer)
+            (Some(s), None) => {
+                sender.write(s);
+                sender.closed = true;
+            }
+            (None, None) if workload_is_bulk(&self.workloads[workload as usize]) => sender.write(u64::MAX / 4),
+            (None, None) => {} // written on request (incast)
         }
         let mss = self.tcp.mss as u64;
         let app = rate.map(|r| {
             let interval = r.tx_time(Bytes(mss + crate::packet::HEADER_BYTES as u64));
-            AppRate { interval, next: self.now }
+            AppRate { interval, next: self.now, total: size }
         });
         let mtu = Bytes(self.tcp.mss as u64 + crate::packet::HEADER_BYTES as u64);
         self.flows.push(Flow {

@@ -160,6 +160,23 @@ pub(crate) fn fnv(s: &str) -> String {
 }
 
 impl Sim {
+    /// Goodput per class between consecutive phase boundaries (the last closes at the end of the run).
+    fn phases_json(&self, classes: &[usize], now: Time) -> Value {
+        let mut out = vec![];
+        for i in 0..self.phases.len() {
+            let (t0, Some(d0)) = (self.phases[i], &self.phase_snapshots[i]) else { continue };
+            let (t1, d1) = match self.phases.get(i + 1).zip(self.phase_snapshots.get(i + 1)) {
+                Some((&t, Some(d))) => (t, d),
+                _ => (now, &self.class_delivered),
+            };
+            let span = (t1 - t0).as_secs_f64().max(1e-12);
+            let per: Map<String, Value> =
+                classes.iter().map(|&c| (c.to_string(), json!((d1[c] - d0[c]) as f64 * 8.0 / span / 1e9))).collect();
+            out.push(json!({"from_s": t0.as_secs_f64(), "to_s": t1.as_secs_f64(), "per_class_gbps": per}));
+        }
+        Value::Array(out)
+    }
+
     pub fn report(&mut self, sc: &Scenario, wall_time_s: f64) -> RunReport {
         let now = self.now;
         let window = (now - self.warmup).as_secs_f64().max(1e-12);
@@ -253,7 +270,10 @@ impl Sim {
             .filter(|(_, f)| f.size.is_none() && f.start <= self.warmup)
             .map(|(r, _)| r.goodput_gbps)
             .collect();
-        let rtt: Map<String, Value> = classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect();
+        let mut rtt: Map<String, Value> =
+            classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect();
+        rtt.insert("all".into(), hist_us(&self.all_rtt));
+        let phases = self.phases_json(&classes, now);
 
         let mut bins = Map::new();
         for (name, lo, hi) in BINS {
@@ -299,6 +319,7 @@ impl Sim {
             },
             "ports": ports,
             "rtt": rtt,
+            "phases": phases,
             "fct": {
                 "flows_with_size": sized.len(),
                 "finished": finished,

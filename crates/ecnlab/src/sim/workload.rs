@@ -9,13 +9,12 @@ use crate::units::{Bytes, Time};
 
 pub enum WorkloadState {
     Flows {
-        /// (start time, src) sorted by time; `next` is the first not yet started.
-        starts: Vec<(Time, u32)>,
+        /// (start time, src, class) sorted by time; `next` is the first not yet started.
+        starts: Vec<(Time, u32, u8)>,
         next: usize,
         dst: u32,
         size: Option<u64>,
         stop: Option<Time>,
-        class: u8,
         rate: Option<crate::units::Rate>,
         flows: Vec<u32>,
     },
@@ -58,18 +57,19 @@ pub struct Incast {
 impl WorkloadState {
     pub fn new(seed: u64, idx: u32, w: &Workload) -> WorkloadState {
         match w.clone() {
-            Workload::Flows { src, dst, size, start, jitter, stop, class, rate } => {
-                let mut starts: Vec<(Time, u32)> = src
+            Workload::Flows { src, dst, size, start, jitter, stop, class, classes, rate } => {
+                let classes = classes.unwrap_or_else(|| vec![class]);
+                let mut starts: Vec<(Time, u32, u8)> = src
                     .0
                     .iter()
                     .enumerate()
                     .map(|(i, &s)| {
                         let j = if jitter > Time::ZERO { item_rng(seed, idx, i as u64).below(jitter.0 + 1) } else { 0 };
-                        (start + Time(j), s)
+                        (start + Time(j), s, classes[i % classes.len()])
                     })
                     .collect();
-                starts.sort_by_key(|&(t, s)| (t, s));
-                WorkloadState::Flows { starts, next: 0, dst, size: size.map(|b| b.0), stop, class, rate, flows: vec![] }
+                starts.sort_by_key(|&(t, s, _)| (t, s));
+                WorkloadState::Flows { starts, next: 0, dst, size: size.map(|b| b.0), stop, rate, flows: vec![] }
             }
             Workload::BackToBack { src, dst, size, count, class, .. } => {
                 WorkloadState::BackToBack { src, dst, size: size.0, count, class, flows: vec![] }
@@ -110,32 +110,32 @@ impl Sim {
         let now = self.now;
         let w = &mut self.workloads[idx as usize];
         match w {
-            WorkloadState::Flows { starts, next, dst, size, stop, class, rate, .. } => {
-                if *next >= starts.len() {
-                    // The stop event: long-lived flows write no more.
+            WorkloadState::Flows { starts, next, dst, size, stop, rate, .. } => {
+                if stop.is_some_and(|s| now >= s) {
+                    // The stop: long-lived flows write no more, and flows not yet started never start.
+                    *next = starts.len();
                     self.stop_flows(idx);
                     return;
                 }
-                let (dst, size, class, rate, stop) = (*dst, *size, *class, *rate, *stop);
+                let (dst, size, rate, stop) = (*dst, *size, *rate, *stop);
                 let mut opened = vec![];
                 while *next < starts.len() && starts[*next].0 <= now {
-                    opened.push(starts[*next].1);
+                    opened.push((starts[*next].1, starts[*next].2));
                     *next += 1;
                 }
                 let following = starts.get(*next).map(|s| s.0);
-                for src in opened {
+                for (src, class) in opened {
                     let f = self.open_flow(idx, src, dst, class, size, rate);
                     if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
                         flows.push(f);
                     }
                 }
-                match following {
-                    Some(t) => self.schedule(t, Event::Workload { idx }),
-                    None => {
-                        if let Some(s) = stop {
-                            self.schedule(s.max(now), Event::Workload { idx });
-                        }
-                    }
+                let wake = match (following, stop) {
+                    (Some(t), Some(s)) => Some(t.min(s)),
+                    (t, s) => t.or(s),
+                };
+                if let Some(t) = wake {
+                    self.schedule(t, Event::Workload { idx });
                 }
             }
             WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {

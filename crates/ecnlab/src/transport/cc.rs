@@ -16,6 +16,15 @@ pub enum CcConfig {
         #[serde(default = "one")]
         initial_alpha: f64,
     },
+    /// PMSB(e) (PMSB paper, Algorithm 2): DCTCP whose sender ignores an ECE while its latest RTT sample is
+    /// below `rtt_threshold`; an ignored ECE counts as unmarked in α.
+    Pmsbe {
+        rtt_threshold: crate::units::Time,
+        #[serde(default = "default_g")]
+        g: f64,
+        #[serde(default = "one")]
+        initial_alpha: f64,
+    },
 }
 
 fn default_g() -> f64 {
@@ -34,11 +43,11 @@ impl CcConfig {
         match self {
             CcConfig::Reno => Echo::None,
             CcConfig::Ecnstar => Echo::LatchUntilCwr,
-            CcConfig::Dctcp { .. } => Echo::Exact,
+            CcConfig::Dctcp { .. } | CcConfig::Pmsbe { .. } => Echo::Exact,
         }
     }
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if let CcConfig::Dctcp { g, initial_alpha } = *self {
+        if let CcConfig::Dctcp { g, initial_alpha } | CcConfig::Pmsbe { g, initial_alpha, .. } = *self {
             if !(g > 0.0 && g <= 1.0) {
                 return Err(("g", format!("must be in (0, 1], got {g}")));
             }
@@ -72,6 +81,8 @@ pub enum Cc {
 pub struct Dctcp {
     pub g: f64,
     pub alpha: f64,
+    /// PMSB(e): ignore ECE while the latest RTT sample is below this.
+    pub blind_below: Option<crate::units::Time>,
     /// Bytes acknowledged and bytes acknowledged with ECE in the current observation window.
     acked: u64,
     marked: u64,
@@ -104,8 +115,16 @@ impl Cc {
             CcConfig::Reno => Cc::Reno,
             CcConfig::Ecnstar => Cc::Ecnstar,
             CcConfig::Dctcp { g, initial_alpha } => {
-                Cc::Dctcp(Dctcp { g, alpha: initial_alpha, acked: 0, marked: 0, window_end: 0 })
+                Cc::Dctcp(Dctcp { g, alpha: initial_alpha, blind_below: None, acked: 0, marked: 0, window_end: 0 })
             }
+            CcConfig::Pmsbe { rtt_threshold, g, initial_alpha } => Cc::Dctcp(Dctcp {
+                g,
+                alpha: initial_alpha,
+                blind_below: Some(rtt_threshold),
+                acked: 0,
+                marked: 0,
+                window_end: 0,
+            }),
         }
     }
 

@@ -20,6 +20,8 @@ pub struct SenderStats {
     pub fast_recoveries: u32,
     pub ecn_cuts: u32,
     pub ece_acks: u64,
+    /// ECEs a PMSB(e) sender ignored because its RTT was below the threshold.
+    pub ece_ignored: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -60,6 +62,8 @@ pub struct TcpSender {
     last_send: Time,
     /// The most recent RTT sample; the host drains it into statistics.
     pub rtt_sample: Option<Time>,
+    /// The latest RTT sample, kept (PMSB(e) compares it with its threshold).
+    last_rtt: Option<Time>,
     pub stats: SenderStats,
 }
 
@@ -96,6 +100,7 @@ impl TcpSender {
             send_cwr: false,
             last_send: Time::ZERO,
             rtt_sample: None,
+            last_rtt: None,
             stats: SenderStats::default(),
         }
     }
@@ -140,6 +145,7 @@ impl TcpSender {
     /// RFC 6298 §2: SRTT, RTTVAR and RTO from one sample (clock granularity 0; RTO floored at min_rto).
     fn on_rtt_sample(&mut self, r: Time) {
         self.rtt_sample = Some(r);
+        self.last_rtt = Some(r);
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -203,19 +209,32 @@ impl TcpSender {
         }
     }
 
+    /// PMSB(e) Algorithm 2: an ECE is ignored when the latest RTT sample is below the threshold.
+    fn blind(&self) -> bool {
+        match (&self.cc, self.last_rtt) {
+            (Cc::Dctcp(d), Some(rtt)) => d.blind_below.is_some_and(|thr| rtt < thr),
+            _ => false,
+        }
+    }
+
     fn on_ack(&mut self, now: Time, p: &Packet) {
         let ack = p.ack.min(self.snd_max);
-        if p.ece {
+        if ack > self.snd_una && p.ts_echo > Time::ZERO && p.ts_echo <= now {
+            self.on_rtt_sample(now - p.ts_echo);
+        }
+        let mut ece = p.ece;
+        if ece {
             self.stats.ece_acks += 1;
+            if self.blind() {
+                ece = false;
+                self.stats.ece_ignored += 1;
+            }
         }
         if self.cfg.recovery == Recovery::Sack {
             self.update_scoreboard(ack, p);
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            if p.ts_echo > Time::ZERO && p.ts_echo <= now {
-                self.on_rtt_sample(now - p.ts_echo);
-            }
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
@@ -223,9 +242,9 @@ impl TcpSender {
             self.dupacks = 0;
             self.backoff = 0;
             if let Cc::Dctcp(d) = &mut self.cc {
-                d.on_ack(acked, p.ece, self.snd_una, self.snd_nxt);
+                d.on_ack(acked, ece, self.snd_una, self.snd_nxt);
             }
-            let cut = p.ece && self.ecn_signal();
+            let cut = ece && self.ecn_signal();
             if self.in_recovery {
                 if ack >= self.recover {
                     // Full ACK: leave fast recovery (RFC 6582 §3.2 step 3, RFC 6675 §5).
@@ -245,7 +264,7 @@ impl TcpSender {
                 self.arm_rto(now);
             }
         } else if ack == self.snd_una && p.len == 0 && self.flight() > 0 {
-            if p.ece {
+            if ece {
                 self.ecn_signal();
             }
             self.dupacks += 1;
@@ -559,6 +578,27 @@ mod tests {
         let alpha = 15.0 / 16.0 * 0.5 + 1.0 / 16.0;
         assert!((s.cc.alpha().unwrap() - alpha).abs() < 1e-12);
         assert_eq!(s.cwnd, (40.0 * MSS as f64 * (1.0 - alpha / 2.0)) as u64);
+    }
+
+    #[test]
+    fn pmsbe_ignores_ece_while_rtt_is_small_and_counts_it_unmarked() {
+        let cfg = CcConfig::Pmsbe { rtt_threshold: Time::from_us(40), g: 1.0 / 16.0, initial_alpha: 0.0 };
+        let mut s = established(cfg, Recovery::Sack, 1000 * MSS);
+        s.cwnd = 40 * MSS;
+        s.ssthresh = 10 * MSS;
+        let t = Time::from_us(10);
+        drain(&mut s, t);
+        // RTT 30 us < 40 us: the ECE is ignored — no cut, and α sees an unmarked ACK (stays 0).
+        s.on_packet(t + Time::from_us(30), &ack(MSS, true, t));
+        assert_eq!(s.stats.ece_ignored, 1);
+        assert_eq!(s.stats.ecn_cuts, 0);
+        assert_eq!(s.cc.alpha(), Some(0.0));
+        // RTT 50 us ≥ 40 us: the ECE counts; the window closes with F = 1 and DCTCP cuts.
+        let t2 = t + Time::from_us(100);
+        drain(&mut s, t2);
+        s.on_packet(t2 + Time::from_us(50), &ack(s.snd_max, true, t2));
+        assert_eq!(s.stats.ecn_cuts, 1);
+        assert!(s.cc.alpha().unwrap() > 0.0);
     }
 
     #[test]

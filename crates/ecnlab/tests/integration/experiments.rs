@@ -48,6 +48,10 @@ quick_tests! {
     ecnstar_fig9 => "ecnstar-fig9",
     ecnstar_fig10_11 => "ecnstar-fig10-11",
     ecnstar_fig12 => "ecnstar-fig12",
+    pmsb_fig1 => "pmsb-fig1",
+    pmsb_fig2 => "pmsb-fig2",
+    pmsb_fig3 => "pmsb-fig3",
+    pmsb_fig4_5 => "pmsb-fig4-5",
 }
 
 #[test]

@@ -1,0 +1,97 @@
+//! PMSB, per-Port Marking with Selective Blindness (PMSB paper, Algorithm 1): mark iff the port holds at least
+//! the port threshold AND the packet's queue holds at least its weighted share of it,
+//! `port_bytes ≥ K_port` and `queue_bytes ≥ w_i / Σw · K_port` (Σw over all of the port's queues), at
+//! enqueue or at dequeue.
+
+use super::{At, MarkReason, PortState, Verdict};
+use crate::units::Bytes;
+
+#[derive(Clone, Debug)]
+pub struct Pmsb {
+    pub port_threshold: Bytes,
+    pub at: At,
+}
+
+impl Pmsb {
+    fn decide(&self, st: &PortState, q: usize) -> Verdict {
+        // Algorithm 1 lines 1–3: below the port threshold nothing is marked.
+        if st.port_bytes < self.port_threshold.0 {
+            return Verdict::Pass;
+        }
+        // Lines 4–7: the per-queue filter threshold, compared with `≥` (in integers: q·Σw ≥ w_i·K).
+        let sum: u64 = st.weights.iter().sum();
+        let lhs = st.queue_bytes[q] as u128 * sum as u128;
+        let rhs = st.weights[q] as u128 * self.port_threshold.0 as u128;
+        if lhs >= rhs {
+            Verdict::Mark(MarkReason::Threshold)
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    pub fn on_enqueue(&self, st: &PortState, q: usize) -> Verdict {
+        if self.at == At::Enqueue {
+            self.decide(st, q)
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    pub fn on_dequeue(&self, st: &PortState, q: usize) -> Verdict {
+        if self.at == At::Dequeue {
+            self.decide(st, q)
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mark::test_util::weighted;
+    use crate::units::Time;
+
+    const K: u64 = 18_000; // 12 packets
+
+    fn pmsb() -> Pmsb {
+        Pmsb { port_threshold: Bytes(K), at: At::Enqueue }
+    }
+
+    #[test]
+    fn needs_the_port_condition() {
+        // The queue alone is far over its share, but the port is below K: no mark (line 1).
+        let w = [1, 1];
+        let st = weighted(&[16_500, 0], &[11, 0], &w, Time::ZERO);
+        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_queue_under_its_share_is_blind_to_port_congestion() {
+        // Port at K (≥ holds), queue 1 holds 1 packet < its share K/2: the victim is not marked.
+        let w = [1, 1];
+        let st = weighted(&[16_500, 1_500], &[11, 1], &w, Time::ZERO);
+        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
+        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold));
+    }
+
+    #[test]
+    fn queue_share_uses_ge_and_weights() {
+        // Weights 1:2: queue 1's share is 2/3 · K = 12 000 B; exactly at the share marks (line 5 is ≥).
+        let w = [1, 2];
+        let st = weighted(&[6_000, 12_000], &[4, 8], &w, Time::ZERO);
+        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Mark(MarkReason::Threshold));
+        let st = weighted(&[7_500, 10_500], &[5, 7], &w, Time::ZERO);
+        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
+        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold), "6 000 ≤ 7 500");
+    }
+
+    #[test]
+    fn dequeue_variant_ignores_enqueues() {
+        let p = Pmsb { at: At::Dequeue, ..pmsb() };
+        let w = [1, 1];
+        let st = weighted(&[18_000, 0], &[12, 0], &w, Time::ZERO);
+        assert_eq!(p.on_enqueue(&st, 0), Verdict::Pass);
+        assert_eq!(p.on_dequeue(&st, 0), Verdict::Mark(MarkReason::Threshold));
+    }
+}
