@@ -13,6 +13,8 @@ USAGE:
   ecnlab-sim list
   ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
   ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
+  ecnlab-sim thresholds --rate R (--rtt T | --rtt-file F.csv [--percentile P]) [--flows N] [--weights 1,1,2]
+                        [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
 
 SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
 Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input.";
@@ -244,6 +246,135 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     }
 }
 
+/// Marking thresholds and buffer sizes from the papers' rules (ecnlab::thresholds), as a table or JSON.
+fn cmd_thresholds(mut a: Args) -> Result<(), Error> {
+    use ecnlab::thresholds::{self, Inputs, Link, RttDist, RttSummary};
+    use ecnlab::units::{Bytes, QueueLen, Rate, Time};
+    // Library errors name fields as the flags are spelled without `--`.
+    let flag_err = |e: Error| match e {
+        Error::Config { path, msg } => Error::Config { path: format!("--{path}"), msg },
+        e => e,
+    };
+    fn parse<T: std::str::FromStr>(flag: &str, v: Option<String>, hint: &str) -> Result<Option<T>, Error>
+    where
+        T::Err: std::fmt::Display,
+    {
+        v.map(|s| {
+            s.parse::<T>().map_err(|e| {
+                let e = e.to_string();
+                let e = if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") };
+                Error::config(flag, format!("{e}; {hint}"))
+            })
+        })
+        .transpose()
+    }
+    let json = a.flag("--json");
+    let rate: Option<Rate> = parse("--rate", a.value("--rate")?, "a rate > 0 such as 10Gbps")?;
+    let rtt: Option<Time> = parse("--rtt", a.value("--rtt")?, "a time > 0 such as 85.2us")?;
+    let rtt_file = a.value("--rtt-file")?;
+    let percentile: Option<f64> = parse("--percentile", a.value("--percentile")?, "a number in (0, 100)")?;
+    let flows: Option<u32> = parse("--flows", a.value("--flows")?, "an integer ≥ 1")?;
+    let weights = a.value("--weights")?;
+    let buffer: Option<Bytes> = parse("--buffer", a.value("--buffer")?, "a size such as 300KB")?;
+    let mtu: Option<Bytes> = parse("--mtu", a.value("--mtu")?, "a size > 0 such as 1500B")?;
+    let k: Option<QueueLen> = parse("--k", a.value("--k")?, "a queue length such as 65pkt, 97.5KB or 78us")?;
+    let lambda: Option<f64> = parse("--lambda", a.value("--lambda")?, "a number in (0, 1]")?;
+    a.done()?;
+
+    let rate = rate.ok_or_else(|| Error::config("--rate", "missing: the link rate C (e.g. 10Gbps)"))?;
+    let link = Link::new(rate, mtu.unwrap_or(Bytes(1500))).map_err(flag_err)?;
+    let rtt_sum = match (rtt, &rtt_file) {
+        (Some(_), Some(_)) => return Err(Error::config("--rtt", "give one of --rtt and --rtt-file")),
+        (None, None) => return Err(Error::config("--rtt", "missing: a mean RTT (e.g. 85.2us) or --rtt-file F.csv")),
+        (Some(t), None) => {
+            if percentile.is_some() {
+                return Err(Error::config("--percentile", "applies to --rtt-file only"));
+            }
+            RttSummary::fixed(t).map_err(flag_err)?
+        }
+        (None, Some(f)) => {
+            let dist = RttDist::from_file(Path::new(f)).map_err(flag_err)?;
+            RttSummary::from_dist(&dist, percentile.unwrap_or(90.0)).map_err(flag_err)?
+        }
+    };
+    let weights = match weights {
+        None => None,
+        Some(w) => Some(
+            w.split(',')
+                .map(|x| x.trim().parse::<u64>())
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|_| Error::config("--weights", format!("`{w}`: comma-separated integers ≥ 1 (e.g. 1,1,2)")))?,
+        ),
+    };
+    let inp = Inputs {
+        link,
+        rtt: rtt_sum,
+        flows: flows.unwrap_or(1),
+        weights,
+        buffer,
+        k: k.map(|q| q.resolve(link.mtu, link.rate)),
+        lambda: lambda.unwrap_or(1.0),
+    };
+    let rules = thresholds::rules(&inp).map_err(flag_err)?;
+
+    let rtt_desc = match (rtt_sum.percentile, &rtt_file) {
+        (Some(p), Some(f)) => format!("mean {}, p{p} {} (from {f})", rtt_sum.mean, rtt_sum.high),
+        _ => format!("{}", rtt_sum.mean),
+    };
+    if json {
+        let out = serde_json::json!({
+            "rate": link.rate.to_string(),
+            "mtu_bytes": link.mtu.0,
+            "rtt_mean": rtt_sum.mean.to_string(),
+            "rtt_high": rtt_sum.high.to_string(),
+            "percentile": rtt_sum.percentile,
+            "lambda": inp.lambda,
+            "rules": rules.iter().map(|r| r.to_json(link.rate)).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
+        return Ok(());
+    }
+    println!("C = {}, MTU = {}, λ = {}, RTT {rtt_desc}", link.rate, link.mtu, inp.lambda);
+    let rows: Vec<[String; 6]> = rules
+        .iter()
+        .map(|r| {
+            [
+                r.name.clone(),
+                r.equation.to_string(),
+                r.bytes(link.rate).map_or("-".into(), |b| b.to_string()),
+                r.packets.map_or("-".into(), |p| format!("{p:.2}")),
+                r.time(link.rate).to_string(),
+                r.note.clone(),
+            ]
+        })
+        .collect();
+    let head = ["rule", "equation", "bytes", "packets", "time", "note"];
+    let mut w = head.map(|h| h.chars().count());
+    for row in &rows {
+        for (i, c) in row.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |c: &[String; 6]| {
+        let pad = |s: &str, n: usize| format!("{s}{}", " ".repeat(n - s.chars().count()));
+        let lpad = |s: &str, n: usize| format!("{}{s}", " ".repeat(n - s.chars().count()));
+        println!(
+            "{}  {}  {}  {}  {}  {}",
+            pad(&c[0], w[0]),
+            pad(&c[1], w[1]),
+            lpad(&c[2], w[2]),
+            lpad(&c[3], w[3]),
+            lpad(&c[4], w[4]),
+            c[5]
+        );
+    };
+    line(&head.map(String::from));
+    for row in &rows {
+        line(row);
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
@@ -258,6 +389,7 @@ fn main() -> ExitCode {
         "list" => cmd_list(a),
         "bench" => cmd_bench(a),
         "reproduce" => cmd_reproduce(a),
+        "thresholds" => cmd_thresholds(a),
         _ => Err(Error::config("COMMAND", format!("unknown command `{cmd}`; see --help"))),
     };
     match r {

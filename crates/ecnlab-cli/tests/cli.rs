@@ -1,0 +1,190 @@
+//! The `ecnlab-sim` binary: exit codes, errors that name the field, no output on bad input, replayable runs.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Shortens the shipped 1.1 s scenario to a quick run.
+const QUICK: [&str; 4] = ["--set", "duration=20ms", "--set", "observe.warmup=5ms"];
+
+fn sim(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim")).args(args).output().expect("the binary starts")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited, not killed")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A fresh, empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// `write_dir` stages into `DIR.tmp` before renaming.
+fn staging(dir: &Path) -> PathBuf {
+    dir.with_extension("tmp")
+}
+
+/// Bad overrides of the shipped scenario and the field path each error must name.
+const BAD: &[(&str, &str)] = &[
+    ("topology.kind=ring_of_fire", "topology.kind"),
+    ("topology.bogus=1", "topology.bogus"),
+    ("topology.rate=0Gbps", "topology.rate"),
+    ("topology.rate=-10Gbps", "topology.rate"),
+    ("topology.rate=10Gbp", "topology.rate"),
+    ("topology.delay=-5us", "topology.delay"),
+    ("topology.delay=1.2.3us", "topology.delay"),
+    ("topology.hosts=0", "topology.hosts"),
+    ("switch.buffer=0B", "switch.buffer"),
+    ("switch.marker.threshold=301KB", "switch.marker.threshold"),
+    ("switch.marker.kind=no_such_marker", "switch.marker.kind"),
+    ("transport.cc.kind=no_such_cc", "transport.cc.kind"),
+    ("workloads.0.dst=9", "workloads.0.dst"),
+    ("workloads.0.src=1-12", "workloads.0.src"),
+    ("workloads.0.size=0B", "workloads.0.size"),
+    ("duration=0s", "duration"),
+    ("duration=-1s", "duration"),
+    ("observe.ports=[\"s0->h9\"]", "observe.ports.0"),
+    ("bogus=1", "bogus"),
+];
+
+#[test]
+fn validate_accepts_the_shipped_scenario_by_name_and_as_a_file() {
+    let o = sim(&["validate", "dctcp-8flows"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("ok:"));
+    let dir = scratch("validate-file");
+    let file = dir.join("s.toml");
+    std::fs::write(&file, ecnlab::builtin::scenario("dctcp-8flows").unwrap()).unwrap();
+    let o = sim(&["validate", path_str(&file), "--set", "switch.marker.threshold=0pkt"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn validate_rejects_each_bad_field_with_exit_2_and_its_path() {
+    let wrong: Vec<String> = BAD
+        .iter()
+        .filter_map(|&(set, path)| {
+            let o = sim(&["validate", "dctcp-8flows", "--set", set]);
+            let want = format!("error: config error at `{path}`: ");
+            (code(&o) != 2 || !stderr(&o).starts_with(&want))
+                .then(|| format!("{set}: exit {}, stderr {:?}; want exit 2 and {want:?}", code(&o), stderr(&o)))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn malformed_or_missing_scenario_files_exit_2() {
+    let dir = scratch("malformed");
+    let file = dir.join("broken.toml");
+    std::fs::write(&file, "duration = \n[topology\n").unwrap();
+    let o = sim(&["validate", path_str(&file)]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: config error at `<root>`"), "{}", stderr(&o));
+    let o = sim(&["validate", path_str(&dir.join("absent.toml"))]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).starts_with("error: config error at `SCENARIO`"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_bad_run_exits_2_and_writes_no_directory() {
+    let dir = scratch("bad-run");
+    for (i, &(set, path)) in BAD.iter().enumerate() {
+        let out = dir.join(format!("run{i}"));
+        // The bad override comes last: a later `--set` of the same field wins.
+        let mut args = vec!["run", "dctcp-8flows", "--out", path_str(&out)];
+        args.extend(QUICK);
+        args.extend(["--set", set]);
+        let o = sim(&args);
+        assert_eq!(code(&o), 2, "{set}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("config error at `{path}`")), "{set}: {}", stderr(&o));
+        assert!(!out.exists() && !staging(&out).exists(), "{set}: left {}", out.display());
+    }
+}
+
+#[test]
+fn a_run_writes_its_directory_and_the_written_config_replays_it() {
+    let dir = scratch("replay");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let mut args = vec!["run", "dctcp-8flows", "--out", path_str(&a)];
+    args.extend(QUICK);
+    let o = sim(&args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in ["config.toml", "summary.json", "fct.csv"] {
+        assert!(a.join(f).is_file(), "{f} missing");
+    }
+    assert!(!staging(&a).exists(), "the staging directory is renamed away");
+    let summary = |d: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).expect("summary.json parses")
+    };
+    let s = summary(&a);
+    assert!(s["wall_time_s"].as_f64().is_some_and(|w| w > 0.0));
+    assert_eq!(s["sim_time_s"].as_f64(), Some(0.02));
+    assert!(s["events"].as_u64().is_some_and(|e| e > 0));
+
+    let config = a.join("config.toml");
+    let o = sim(&["run", path_str(&config), "--out", path_str(&b)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let strip = |mut s: Value| {
+        s["wall_time_s"] = Value::Null;
+        s["events_per_s"] = Value::Null;
+        s
+    };
+    assert_eq!(strip(summary(&a)), strip(summary(&b)), "replaying config.toml gives the same summary");
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    assert_eq!(read(&a, "fct.csv"), read(&b, "fct.csv"));
+    assert_eq!(read(&a, "config.toml"), read(&b, "config.toml"), "the resolved config is a fixed point");
+}
+
+#[test]
+fn unknown_commands_and_arguments_exit_2() {
+    for args in [
+        &["frobnicate"][..],
+        &["run", "dctcp-8flows"],
+        &["run", "dctcp-8flows", "--out"],
+        &["validate"],
+        &["validate", "dctcp-8flows", "--bogus"],
+        &["validate", "no-such-scenario"],
+        &["list", "extra"],
+    ] {
+        let o = sim(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("error: config error at `"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn an_unknown_experiment_exits_2_before_creating_its_directory() {
+    let dir = scratch("reproduce");
+    let out = dir.join("out");
+    let o = sim(&["reproduce", "no-such-experiment", "--quick", "--out", path_str(&out)]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: config error at `ID`"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+#[test]
+fn list_names_the_shipped_scenarios_and_help_exits_0() {
+    let o = sim(&["list"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).lines().any(|l| l.split_whitespace().next() == Some("dctcp-8flows")), "{}", stdout(&o));
+    let o = sim(&["--help"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("USAGE"));
+}
