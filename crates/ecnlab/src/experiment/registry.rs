@@ -16,6 +16,9 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("pmsb-fig2", include_str!("../../../../experiments/pmsb/fig2.toml")),
     ("pmsb-fig3", include_str!("../../../../experiments/pmsb/fig3.toml")),
     ("pmsb-fig4-5", include_str!("../../../../experiments/pmsb/fig4-5.toml")),
+    ("pmsb-fig6-7", include_str!("../../../../experiments/pmsb/fig6-7.toml")),
+    ("pmsb-fig8-10", include_str!("../../../../experiments/pmsb/fig8-10.toml")),
+    ("pmsb-fig11-12", include_str!("../../../../experiments/pmsb/fig11-12.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

@@ -52,6 +52,9 @@ quick_tests! {
     pmsb_fig2 => "pmsb-fig2",
     pmsb_fig3 => "pmsb-fig3",
     pmsb_fig4_5 => "pmsb-fig4-5",
+    pmsb_fig6_7 => "pmsb-fig6-7",
+    pmsb_fig8_10 => "pmsb-fig8-10",
+    pmsb_fig11_12 => "pmsb-fig11-12",
 }
 
 #[test]
