@@ -14,6 +14,8 @@ pub enum Event {
     Arrive { port: u32 },
     /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
     FlowTimer { flow: u32 },
+    /// A host's NIC backlog fell below `nic_limit`: blocked flows may send again.
+    NicReady { host: u32 },
     /// A workload generator acts (start a flow, next arrival, next incast round, probe).
     Workload { idx: u32 },
     /// Periodic observation sample.
@@ -29,7 +31,7 @@ impl Event {
         match self {
             Event::TxDone { .. } => 0,
             Event::Arrive { .. } => 1,
-            Event::FlowTimer { .. } => 2,
+            Event::FlowTimer { .. } | Event::NicReady { .. } => 2,
             Event::Workload { .. } => 3,
             Event::Sample | Event::Phase { .. } => 4,
         }

@@ -19,6 +19,9 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("pmsb-fig6-7", include_str!("../../../../experiments/pmsb/fig6-7.toml")),
     ("pmsb-fig8-10", include_str!("../../../../experiments/pmsb/fig8-10.toml")),
     ("pmsb-fig11-12", include_str!("../../../../experiments/pmsb/fig11-12.toml")),
+    ("pmsb-fig13", include_str!("../../../../experiments/pmsb/fig13.toml")),
+    ("pmsb-fig14", include_str!("../../../../experiments/pmsb/fig14.toml")),
+    ("pmsb-fig15", include_str!("../../../../experiments/pmsb/fig15.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

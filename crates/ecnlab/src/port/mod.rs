@@ -317,6 +317,11 @@ impl Port {
         }
     }
 
+    /// How long a NIC needs to send what it already holds.
+    pub fn nic_backlog(&self, now: Time) -> Time {
+        self.nic_free_at.saturating_sub(now)
+    }
+
     pub fn nic_transmit(&mut self, now: Time, wire: Bytes) -> Time {
         let tx = self.tx_time(wire);
         let start = now.max(self.nic_free_at);

@@ -214,6 +214,7 @@ impl Sim {
         let classes = 256;
         let mut sim = Sim {
             now: Time::ZERO,
+            hosts: (0..hosts).map(|_| Default::default()).collect(),
             events: EventQueue::default(),
             pool: PacketPool::default(),
             ports,

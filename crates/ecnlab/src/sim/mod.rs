@@ -41,12 +41,22 @@ pub struct Flow {
     notify_at: u64,
     app: Option<AppRate>,
     timer_pending: Time,
+    /// Waiting in its host's queue for the NIC to drain.
+    nic_blocked: bool,
     delivered_at_warmup: u64,
     pub rtt: LogHist,
 }
 
+/// Per-host state: flows waiting for the NIC.
+#[derive(Default)]
+pub struct Host {
+    blocked: std::collections::VecDeque<u32>,
+    wake_pending: bool,
+}
+
 pub struct Sim {
     pub now: Time,
+    pub hosts: Vec<Host>,
     events: EventQueue,
     pub pool: PacketPool,
     pub net: Network,
@@ -115,6 +125,7 @@ impl Sim {
                 Event::TxDone { port } => self.tx_done(port),
                 Event::Arrive { port } => self.arrive(port),
                 Event::FlowTimer { flow } => self.flow_timer(flow),
+                Event::NicReady { host } => self.nic_ready(host),
                 Event::Workload { idx: u32::MAX } => self.start_window(),
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
@@ -289,6 +300,15 @@ impl Sim {
     fn pump(&mut self, flow: u32) {
         let now = self.now;
         loop {
+            let f = &self.flows[flow as usize];
+            let host = f.addr.src;
+            if f.nic_blocked {
+                break;
+            }
+            if self.nic_full(host) {
+                self.block_on_nic(host, flow);
+                break;
+            }
             let f = &mut self.flows[flow as usize];
             let Some(p) = f.sender.poll_transmit(now) else {
                 break;
@@ -308,6 +328,43 @@ impl Sim {
             self.send_from_host(dst, p);
         }
         self.arm_flow_timer(flow);
+    }
+
+    /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent.
+    fn nic_full(&self, host: u32) -> bool {
+        let port = &self.ports[self.net.host_port[host as usize] as usize];
+        port.nic_backlog(self.now) > port.tx_time(self.tcp.nic_limit)
+    }
+
+    /// The flow waits for its host's NIC to drain below `nic_limit`.
+    fn block_on_nic(&mut self, host: u32, flow: u32) {
+        self.flows[flow as usize].nic_blocked = true;
+        self.hosts[host as usize].blocked.push_back(flow);
+        self.wake_when_nic_drains(host);
+    }
+
+    /// One pending wake-up per host, when the NIC backlog falls to `nic_limit`.
+    fn wake_when_nic_drains(&mut self, host: u32) {
+        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) {
+            return;
+        }
+        let port = &self.ports[self.net.host_port[host as usize] as usize];
+        let at = self.now + port.nic_backlog(self.now).saturating_sub(port.tx_time(self.tcp.nic_limit));
+        self.schedule(at, Event::NicReady { host });
+    }
+
+    /// The NIC drained: blocked flows send again, in the order they blocked, until it fills up.
+    fn nic_ready(&mut self, host: u32) {
+        self.hosts[host as usize].wake_pending = false;
+        while let Some(&flow) = self.hosts[host as usize].blocked.front() {
+            if self.nic_full(host) {
+                self.wake_when_nic_drains(host);
+                break;
+            }
+            self.hosts[host as usize].blocked.pop_front();
+            self.flows[flow as usize].nic_blocked = false;
+            self.pump(flow);
+        }
     }
 
     fn arm_flow_timer(&mut self, flow: u32) {
@@ -387,6 +444,7 @@ impl Sim {
             notify_at: size.unwrap_or(u64::MAX),
             app,
             timer_pending: Time::MAX,
+            nic_blocked: false,
             delivered_at_warmup: 0,
             rtt: LogHist::default(),
         });

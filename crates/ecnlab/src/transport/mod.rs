@@ -65,6 +65,9 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(cwnd, IW).
     pub restart_after_idle: bool,
+    /// A host hands data segments to its NIC only while the NIC holds less than this (TCP small queues:
+    /// a lone sender as fast as the path backs up in the stack, not in an ever-growing NIC queue).
+    pub nic_limit: crate::units::Bytes,
     pub cc: CcConfig,
 }
 
@@ -82,6 +85,7 @@ impl Default for TcpConfig {
             delayed_ack: None,
             handshake: false,
             restart_after_idle: true,
+            nic_limit: crate::units::Bytes(3000),
             cc: CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 },
         }
     }

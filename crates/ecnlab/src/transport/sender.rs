@@ -235,6 +235,7 @@ impl TcpSender {
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
+            let flight_before = self.flight();
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
@@ -256,7 +257,7 @@ impl TcpSender {
                     self.cwnd = self.cwnd.saturating_sub(acked).max(self.mss) + self.mss;
                 }
             } else if !cut {
-                self.grow(acked);
+                self.grow(acked, flight_before);
             }
             if self.snd_una >= self.snd_max {
                 self.rto_at = None;
@@ -307,8 +308,19 @@ impl TcpSender {
         };
     }
 
-    /// Slow start (one segment per ACK'd segment, at most two per ACK: RFC 3465 L = 2) or congestion avoidance.
-    fn grow(&mut self, acked: u64) {
+    /// Slow start (one segment per ACK'd segment, at most two per ACK: RFC 3465 L = 2) or congestion avoidance,
+    /// only while the window limits the sender (RFC 7661's idea, as Linux's `tcp_is_cwnd_limited`): in slow
+    /// start while cwnd < 2 × the flight, in congestion avoidance while the flight fills the window. A sender
+    /// held back by its NIC or its application does not inflate cwnd.
+    fn grow(&mut self, acked: u64, flight_before: u64) {
+        let limited = if self.cwnd < self.ssthresh {
+            self.cwnd < 2 * flight_before
+        } else {
+            flight_before + self.mss >= self.cwnd
+        };
+        if !limited {
+            return;
+        }
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(2 * self.mss);
         } else {

@@ -55,6 +55,9 @@ quick_tests! {
     pmsb_fig6_7 => "pmsb-fig6-7",
     pmsb_fig8_10 => "pmsb-fig8-10",
     pmsb_fig11_12 => "pmsb-fig11-12",
+    pmsb_fig13 => "pmsb-fig13",
+    pmsb_fig14 => "pmsb-fig14",
+    pmsb_fig15 => "pmsb-fig15",
 }
 
 #[test]
