@@ -58,6 +58,9 @@ quick_tests! {
     pmsb_fig13 => "pmsb-fig13",
     pmsb_fig14 => "pmsb-fig14",
     pmsb_fig15 => "pmsb-fig15",
+    mqecn_fig1 => "mqecn-fig1",
+    mqecn_fig3 => "mqecn-fig3",
+    mqecn_fig6 => "mqecn-fig6",
 }
 
 #[test]

@@ -5,3 +5,4 @@ mod bad_input;
 mod common;
 mod core;
 mod experiments;
+mod schemes;
