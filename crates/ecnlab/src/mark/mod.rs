@@ -120,6 +120,8 @@ pub struct PortState<'a> {
     /// Per-queue scheduler weights (quantum bytes for (D)WRR, weight for WFQ, 1 for SP).
     pub weights: &'a [u64],
     pub port_bytes: u64,
+    /// Occupancy of the switch's shared buffer pool (0 without one).
+    pub pool_bytes: u64,
 }
 
 /// Every marking scheme, dispatched without virtual calls in the hot path.
@@ -199,6 +201,7 @@ pub(crate) mod test_util {
             queue_pkts,
             weights,
             port_bytes: queue_bytes.iter().sum(),
+            pool_bytes: queue_bytes.iter().sum(),
         }
     }
 }

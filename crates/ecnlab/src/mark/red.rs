@@ -3,6 +3,7 @@
 //!
 //! Comparisons follow "exceeds": avg > max ⇒ mark (or drop, per `above_max`); min < avg ≤ max ⇒ probabilistic.
 
+use super::threshold::Scope;
 use super::{MarkReason, PortState, Verdict};
 use crate::engine::Rng;
 use crate::packet::Packet;
@@ -18,7 +19,7 @@ pub struct Red {
     pub gentle: bool,
     /// Above max (or 2·max when gentle): drop instead of mark.
     pub drop_above_max: bool,
-    pub port_scope: bool,
+    pub scope: Scope,
     avg: f64,
     count: i64,
     idle_since: Option<Time>,
@@ -33,10 +34,10 @@ impl Red {
         weight: f64,
         gentle: bool,
         drop_above_max: bool,
-        port_scope: bool,
+        scope: Scope,
         rng: Rng,
     ) -> Red {
-        Red { min, max, max_p, weight, gentle, drop_above_max, port_scope, avg: 0.0, count: -1, idle_since: None, rng }
+        Red { min, max, max_p, weight, gentle, drop_above_max, scope, avg: 0.0, count: -1, idle_since: None, rng }
     }
 
     pub fn on_idle(&mut self, now: Time) {
@@ -44,7 +45,16 @@ impl Red {
     }
 
     pub fn on_enqueue(&mut self, st: &PortState, q: usize, _p: &Packet) -> Verdict {
-        let qlen = if self.port_scope { st.port_bytes } else { st.queue_bytes[q] };
+        let qlen = match self.scope {
+            Scope::Queue => st.queue_bytes[q],
+            Scope::Port => st.port_bytes,
+            Scope::Pool => st.pool_bytes,
+            Scope::QueueWeighted => {
+                // The queue scaled up by Σw / w_i, so min and max act as the weighted shares w_i / Σw · K.
+                let sum: u64 = st.weights.iter().sum();
+                st.queue_bytes[q] * sum / st.weights[q].max(1)
+            }
+        };
         // DESIGN pins occupancy at enqueue to include the arriving packet, for RED as for every marker.
         let qlen = qlen as f64;
         if let Some(since) = self.idle_since.take() {
@@ -93,7 +103,7 @@ mod tests {
     fn dctcp_red_is_a_step_on_the_instantaneous_queue() {
         // min = max = K, weight 1: marks exactly when the queue (arrival included) exceeds K.
         let k = Bytes(15_000);
-        let mut red = Red::new(k, k, 1.0, 1.0, false, false, false, Rng::stream(1, 1));
+        let mut red = Red::new(k, k, 1.0, 1.0, false, false, Scope::Queue, Rng::stream(1, 1));
         assert_eq!(red.on_enqueue(&state(&[15_000], &[10], Time::ZERO), 0, &pkt()), Verdict::Pass);
         assert_eq!(red.on_enqueue(&state(&[16_500], &[11], Time::ZERO), 0, &pkt()), Verdict::Mark(MarkReason::Red));
         assert_eq!(red.on_enqueue(&state(&[1_500], &[1], Time::ZERO), 0, &pkt()), Verdict::Pass);
@@ -103,7 +113,7 @@ mod tests {
     fn marking_rate_between_thresholds_tracks_max_p() {
         // Hold avg at the midpoint: p_b = max_p / 2 = 0.05; count-spacing makes marks uniform with mean 1/(2·p_b)
         // gaps... the long-run marking fraction for count-based RED is 2·p_b/(1+p_b) ≈ 0.095.
-        let mut red = Red::new(Bytes(10_000), Bytes(30_000), 0.1, 1.0, false, false, false, Rng::stream(3, 3));
+        let mut red = Red::new(Bytes(10_000), Bytes(30_000), 0.1, 1.0, false, false, Scope::Queue, Rng::stream(3, 3));
         let n = 100_000;
         let marks =
             (0..n).filter(|_| red.on_enqueue(&state(&[20_000], &[14], Time::ZERO), 0, &pkt()) != Verdict::Pass).count();

@@ -15,6 +15,8 @@ pub enum Scope {
     Port,
     /// The packet's queue against its weighted share K_i = w_i / Σw · K (MQ-ECN Eq. 2, "per-queue minimum").
     QueueWeighted,
+    /// The switch's shared buffer pool against K ("per service pool", MQ-ECN §2.1).
+    Pool,
 }
 
 #[derive(Clone, Debug)]
@@ -30,6 +32,7 @@ impl Threshold {
         let (len, k) = match self.scope {
             Scope::Queue => (st.queue_bytes[q], self.threshold.0),
             Scope::Port => (st.port_bytes, self.threshold.0),
+            Scope::Pool => (st.pool_bytes, self.threshold.0),
             Scope::QueueWeighted => {
                 let sum: u64 = st.weights.iter().sum();
                 (st.queue_bytes[q], (st.weights[q] as u128 * self.threshold.0 as u128 / sum.max(1) as u128) as u64)

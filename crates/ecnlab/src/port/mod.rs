@@ -4,8 +4,10 @@
 //! Written once; schedulers and markers are plug-ins that see a `PortState`.
 
 pub mod occupancy;
+pub mod shared;
 
 pub use occupancy::{Occupancy, OccupancyStats};
+pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
@@ -76,6 +78,8 @@ pub struct PortConfig {
     pub buffer: Bytes,
     pub queues: usize,
     pub non_ect: NonEct,
+    /// Static per-queue limits (the last applies to higher queues); none = the port buffer only.
+    pub queue_limits: Vec<Bytes>,
 }
 
 /// The outcome of offering a packet to a port.
@@ -115,6 +119,8 @@ pub struct Port {
     weights: Vec<u64>,
     /// Round events from the scheduler, drained to the marker after each scheduler call.
     rounds: Vec<RoundEvent>,
+    /// The switch whose shared buffer pool this port draws from, if any.
+    pub shared: Option<u32>,
     /// A host NIC: when its transmitter is next free.
     nic_free_at: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
@@ -159,6 +165,7 @@ impl Port {
             first_mark: None,
             weights,
             rounds: Vec::new(),
+            shared: None,
             nic_free_at: Time::ZERO,
             ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),
             cfg,
@@ -183,6 +190,7 @@ impl Port {
             queue_pkts: q_pkts,
             weights,
             port_bytes,
+            pool_bytes: 0,
         }
     }
 
@@ -236,7 +244,21 @@ impl Port {
     }
 
     /// Buffer admission, the marker at enqueue, and the FIFO. The caller frees dropped packets.
-    pub fn enqueue(&mut self, now: Time, id: PacketId, pool: &mut PacketPool) -> Admit {
+    /// Buffer admission: the port buffer, the queue's static limit, and the shared pool's dynamic threshold.
+    fn admits(&self, q: usize, wire: u64, shared: &Option<&mut SharedBuffer>) -> bool {
+        let limit = self.cfg.queue_limits.get(q).or(self.cfg.queue_limits.last()).map_or(u64::MAX, |b| b.0);
+        self.port_bytes + wire <= self.cfg.buffer.0
+            && self.queues[q].bytes + wire <= limit
+            && shared.as_ref().is_none_or(|s| s.admits(q, self.queues[q].bytes, wire))
+    }
+
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        id: PacketId,
+        pool: &mut PacketPool,
+        mut shared: Option<&mut SharedBuffer>,
+    ) -> Admit {
         let p = pool.get_mut(id);
         let q = self.classify(p.class);
         let wire = p.wire as u64;
@@ -245,14 +267,16 @@ impl Port {
         let c = &mut self.queues[q].counters;
         c.arrived_pkts += 1;
         c.arrived_bytes += wire;
-        if self.port_bytes + wire > self.cfg.buffer.0 {
-            c.drops[DropReason::BufferFull as usize] += 1;
+        let pool_bytes = shared.as_ref().map_or(0, |s| s.used + wire);
+        if !self.admits(q, wire, &shared) {
+            self.queues[q].counters.drops[DropReason::BufferFull as usize] += 1;
             return Admit::Dropped(DropReason::BufferFull);
         }
         // The arriving packet counts toward the occupancy the marker sees.
         self.q_bytes[q] += wire;
         self.q_pkts[q] += 1;
-        let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes + wire, now);
+        let mut st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes + wire, now);
+        st.pool_bytes = pool_bytes;
         let verdict = self.marker.on_enqueue(&st, q, p);
         self.q_bytes[q] -= wire;
         self.q_pkts[q] -= 1;
@@ -264,6 +288,10 @@ impl Port {
             }
         };
         p.enqueued_at = now;
+        if let Some(s) = shared.as_deref_mut() {
+            s.used += wire;
+            s.occupancy.set(now, s.used);
+        }
         let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
         self.queues[q].fifo.push_back((id, wire as u32));
         self.set_len(now, q, b, n);
@@ -278,6 +306,7 @@ impl Port {
         &mut self,
         now: Time,
         pool: &mut PacketPool,
+        mut shared: Option<&mut SharedBuffer>,
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<(PacketId, usize, bool)> {
         loop {
@@ -289,9 +318,18 @@ impl Port {
             self.set_len(now, q, b, n);
             self.sched.on_dequeue(q, wire, n == 0, now, &mut self.rounds);
             self.drain_rounds();
+            let pool_bytes = match shared.as_deref_mut() {
+                Some(s) => {
+                    s.used -= wire as u64;
+                    s.occupancy.set(now, s.used);
+                    s.used
+                }
+                None => 0,
+            };
             let p = pool.get_mut(id);
             let sojourn = now - p.enqueued_at;
-            let st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes, now);
+            let mut st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes, now);
+            st.pool_bytes = pool_bytes;
             let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
             match self.apply(q, verdict, p, now) {
                 Ok(marked) => {

@@ -94,6 +94,25 @@ pub struct PortSettings {
     pub scheduler: SchedulerConfig,
     pub marker: MarkerConfig,
     pub non_ect: NonEct,
+    /// Static per-queue limits (the last applies to higher queues); empty = the port buffer only.
+    pub queue_limits: Vec<Bytes>,
+    /// A switch-wide shared buffer pool with dynamic thresholds (only under `[switch]`, not per port).
+    pub pool: Option<PoolConfig>,
+}
+
+/// One shared buffer pool per switch (a Broadcom "service pool"): a queue admits a packet while its backlog
+/// stays ≤ α × the pool's free space.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolConfig {
+    pub size: Bytes,
+    /// α per queue index (one value applies to all queues; the last applies to higher indices).
+    #[serde(default = "alpha")]
+    pub alpha: Vec<f64>,
+}
+
+fn alpha() -> Vec<f64> {
+    vec![1.0]
 }
 
 impl Default for PortSettings {
@@ -104,6 +123,8 @@ impl Default for PortSettings {
             scheduler: SchedulerConfig::Sp,
             marker: MarkerConfig::None,
             non_ect: NonEct::Pass,
+            queue_limits: Vec::new(),
+            pool: None,
         }
     }
 }
@@ -118,6 +139,7 @@ pub struct PortOverride {
     pub scheduler: Option<SchedulerConfig>,
     pub marker: Option<MarkerConfig>,
     pub non_ect: Option<NonEct>,
+    pub queue_limits: Option<Vec<Bytes>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -203,6 +203,8 @@ impl Scenario {
             scheduler: o.scheduler.clone().unwrap_or_else(|| s.scheduler.clone()),
             marker: o.marker.clone().unwrap_or_else(|| s.marker.clone()),
             non_ect: o.non_ect.unwrap_or(s.non_ect),
+            queue_limits: o.queue_limits.clone().unwrap_or_else(|| s.queue_limits.clone()),
+            pool: s.pool.clone(),
         }
     }
 
@@ -325,6 +327,25 @@ impl Scenario {
             return err(format!("{path}.queues"), "must be in [1, 32]");
         }
         self.validate_scheduler(&format!("{path}.scheduler"), &p.scheduler, p.queues as usize)?;
+        if let Some(i) = p.queue_limits.iter().position(|b| b.0 < self.mtu.0) {
+            return err(format!("{path}.queue_limits.{i}"), format!("must hold at least one MTU ({})", self.mtu));
+        }
+        if let Some(pool) = &p.pool {
+            if pool.size.0 < self.mtu.0 {
+                return err(format!("{path}.pool.size"), format!("must hold at least one MTU ({})", self.mtu));
+            }
+            if pool.alpha.is_empty() {
+                return err(format!("{path}.pool.alpha"), "needs at least one value");
+            }
+            if let Some(i) = pool.alpha.iter().position(|a| !(*a > 0.0 && a.is_finite())) {
+                return err(format!("{path}.pool.alpha.{i}"), "α must be > 0");
+            }
+        }
+        if matches!(&p.marker, MarkerConfig::Threshold { scope: crate::mark::threshold::Scope::Pool, .. })
+            && p.pool.is_none()
+        {
+            return err(format!("{path}.marker.scope"), "scope = \"pool\" needs a shared buffer: set switch.pool");
+        }
         // Thresholds given as times resolve at the port's rate (K = C·t), exactly: no wrap-around for huge values.
         let resolve = |q: QueueLen| queue_bytes(q, self.mtu, port.rate);
         let check_k = |field: &str, k: QueueLen| -> Result<(), Error> {

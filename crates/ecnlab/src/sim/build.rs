@@ -11,7 +11,7 @@ use crate::mark::{AnyMarker, Codel, EcnSharp, MqEcn, Pmsb, Red, Tcn, Threshold};
 use crate::net::{LinkSpec, Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
-use crate::port::{Port, PortConfig};
+use crate::port::{Port, PortConfig, SharedBuffer};
 use crate::scenario::{HostLink, MarkerConfig, PortSettings, Scenario, SchedulerConfig, Topology};
 use crate::sched::AnyScheduler;
 use crate::units::{Bytes, Rate, Time};
@@ -117,7 +117,7 @@ fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnySc
             weight,
             gentle,
             drop_above_max,
-            scope == crate::mark::threshold::Scope::Port,
+            scope,
             rng,
         )),
     }
@@ -189,8 +189,13 @@ impl Sim {
                         buffer: s.buffer,
                         queues: s.queues as usize,
                         non_ect: s.non_ect,
+                        queue_limits: s.queue_limits.clone(),
                     };
-                    Port::new(cfg, sched, marker, hist)
+                    let mut port = Port::new(cfg, sched, marker, hist);
+                    if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
+                        port.shared = Some(sw);
+                    }
+                    port
                 }
                 None => {
                     // A host NIC: one FIFO that never marks or drops (the transport's window bounds it).
@@ -201,6 +206,7 @@ impl Sim {
                         buffer: Bytes(u64::MAX / 2),
                         queues: 1,
                         non_ect: Default::default(),
+                        queue_limits: Vec::new(),
                     };
                     Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false)
                 }
@@ -215,6 +221,10 @@ impl Sim {
         let mut sim = Sim {
             now: Time::ZERO,
             hosts: (0..hosts).map(|_| Default::default()).collect(),
+            pools: match &sc.switch.pool {
+                Some(p) => (0..switches).map(|_| SharedBuffer::new(p.size.0, p.alpha.clone())).collect(),
+                None => Vec::new(),
+            },
             events: EventQueue::default(),
             pool: PacketPool::default(),
             ports,

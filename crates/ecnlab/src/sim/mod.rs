@@ -57,6 +57,8 @@ pub struct Host {
 pub struct Sim {
     pub now: Time,
     pub hosts: Vec<Host>,
+    /// Shared buffer pools, one per switch, when configured.
+    pub pools: Vec<crate::port::SharedBuffer>,
     events: EventQueue,
     pub pool: PacketPool,
     pub net: Network,
@@ -153,7 +155,8 @@ impl Sim {
             return;
         }
         let now = self.now;
-        match p.dequeue(now, &mut self.pool, &mut self.drop_scratch) {
+        let shared = p.shared.map(|s| &mut self.pools[s as usize]);
+        match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
             Some((id, q, marked)) => {
                 let wire = self.pool.get(id).wire_bytes();
                 let tx = p.tx_time(wire);
@@ -199,7 +202,9 @@ impl Sim {
     }
 
     fn enqueue(&mut self, port: u32, id: PacketId) {
-        let admit = self.ports[port as usize].enqueue(self.now, id, &mut self.pool);
+        let p = &mut self.ports[port as usize];
+        let shared = p.shared.map(|s| &mut self.pools[s as usize]);
+        let admit = p.enqueue(self.now, id, &mut self.pool, shared);
         match admit {
             Admit::Queued { queue, marked } => {
                 if self.trace.is_some() {
@@ -460,6 +465,9 @@ impl Sim {
         let now = self.now;
         for p in &mut self.ports {
             p.start_window(now);
+        }
+        for p in &mut self.pools {
+            p.occupancy.reset(now);
         }
         for f in &mut self.flows {
             f.delivered_at_warmup = f.receiver.rcv_nxt;

@@ -290,6 +290,14 @@ impl Sim {
         let mut slow: Vec<f64> = sized.iter().filter_map(|r| r.slowdown).collect();
         let slow_stats = fct_stats(&mut slow);
 
+        let pools: Vec<Value> = self
+            .pools
+            .iter_mut()
+            .enumerate()
+            .map(|(sw, p)| {
+                json!({"switch": format!("s{sw}"), "size_bytes": p.size, "occupancy": occupancy_json(p.occupancy.stats(now), 1500)})
+            })
+            .collect();
         let workloads: Vec<Value> = self.workloads.iter().map(|w| workload_json(w, &self.flows)).collect();
         let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats.timeouts as u64).sum();
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats.retransmits as u64).sum();
@@ -318,6 +326,7 @@ impl Sim {
                 "flows": self.flows.len(),
             },
             "ports": ports,
+            "pools": pools,
             "rtt": rtt,
             "phases": phases,
             "fct": {
