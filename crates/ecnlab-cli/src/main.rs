@@ -89,7 +89,7 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
     let spec = a.positional("SCENARIO")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
-    let report = ecnlab::run(&sc)?;
+    let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
     report.write_dir(&PathBuf::from(&out))?;
     let s = &report.summary;
     eprintln!(

@@ -43,9 +43,14 @@ pub use sim::{RunReport, Sim};
 
 /// Validates, builds and runs a scenario; checks packet conservation at the end.
 pub fn run(sc: &Scenario) -> Result<RunReport> {
+    run_with_progress(sc, false)
+}
+
+/// As `run`, printing a progress line on stderr every wall second when `progress` is set.
+pub fn run_with_progress(sc: &Scenario, progress: bool) -> Result<RunReport> {
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(sc)?;
-    sim.run()?;
+    sim.run_with_progress(progress)?;
     sim.check_conservation().map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
     let wall = t0.elapsed().as_secs_f64();
     Ok(sim.report(sc, wall))

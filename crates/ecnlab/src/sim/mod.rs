@@ -103,6 +103,13 @@ impl Sim {
 
     /// Runs to `duration` (or until nothing is left to do).
     pub fn run(&mut self) -> Result<(), Error> {
+        self.run_with_progress(false)
+    }
+
+    /// As `run`; with `progress`, a line on stderr every second of wall time: simulated time, events, rate.
+    pub fn run_with_progress(&mut self, progress: bool) -> Result<(), Error> {
+        let started = std::time::Instant::now();
+        let mut last_print = 0u64;
         self.schedule(self.warmup, Event::Workload { idx: u32::MAX });
         if self.sample_interval > Time::ZERO {
             self.schedule(Time::ZERO, Event::Sample);
@@ -123,6 +130,19 @@ impl Sim {
                     self.max_events, self.now
                 )));
             }
+            if progress && self.events_processed & 0xF_FFFF == 0 {
+                let secs = started.elapsed().as_secs();
+                if secs > last_print {
+                    last_print = secs;
+                    eprint!(
+                        "\r\x1b[2K{:.3}/{:.3} s simulated, {} events, {:.1} M events/s",
+                        self.now.as_secs_f64(),
+                        self.duration.as_secs_f64(),
+                        self.events_processed,
+                        self.events_processed as f64 / started.elapsed().as_secs_f64() / 1e6
+                    );
+                }
+            }
             match ev {
                 Event::TxDone { port } => self.tx_done(port),
                 Event::Arrive { port } => self.arrive(port),
@@ -135,6 +155,9 @@ impl Sim {
             }
         }
         self.now = self.duration;
+        if progress && last_print > 0 {
+            eprintln!();
+        }
         Ok(())
     }
 
