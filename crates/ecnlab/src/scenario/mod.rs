@@ -1,6 +1,7 @@
 //! The one scenario schema (TOML via serde), `--set` overrides, and validation with precise field paths.
 
 mod hostset;
+mod topology;
 mod validate;
 
 pub use hostset::HostSet;
@@ -70,6 +71,30 @@ pub enum Topology {
         delay: Time,
         bottleneck_rate: Rate,
         bottleneck_delay: Time,
+        #[serde(default)]
+        host_links: Vec<HostLink>,
+    },
+    /// Two-tier Clos: `leaves` leaf switches s0..s{leaves−1} with `hosts_per_leaf` hosts each (leaf-major host
+    /// numbering), `spines` spine switches after them, every leaf linked to every spine; ECMP across spines.
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        /// Host link rate and one-way delay.
+        rate: Rate,
+        delay: Time,
+        /// Leaf–spine links (default: as the host links).
+        fabric_rate: Option<Rate>,
+        fabric_delay: Option<Time>,
+        #[serde(default)]
+        host_links: Vec<HostLink>,
+    },
+    /// k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2 aggregation switches,
+    /// (k/2)² cores, k³/4 hosts; switches numbered edges, then aggregations, then cores.
+    FatTree {
+        k: u32,
+        rate: Rate,
+        delay: Time,
         #[serde(default)]
         host_links: Vec<HostLink>,
     },

@@ -1,6 +1,7 @@
 //! Semantic checks of a parsed scenario; every error names the field path and the allowed range.
 
 use super::*;
+use crate::net::node_name;
 use crate::units::PS_PER_S;
 
 /// Star and dumbbell host counts: the network builder's routing grows with hosts².
@@ -72,10 +73,7 @@ fn check_mqecn(path: &str, p: &PortSettings, beta: f64, t_idle: Option<Time>) ->
 
 impl Scenario {
     pub fn host_count(&self) -> u32 {
-        match &self.topology {
-            Topology::Star { hosts, .. } => *hosts,
-            Topology::Dumbbell { left, right, .. } => left.saturating_add(*right),
-        }
+        self.topology.host_count()
     }
 
     fn host(&self, path: &str, h: u32) -> Result<(), Error> {
@@ -180,6 +178,34 @@ impl Scenario {
                 positive_rate("topology.bottleneck_rate", *bottleneck_rate)?;
                 self.validate_host_links(host_links)
             }
+            Topology::LeafSpine { leaves, spines, hosts_per_leaf, rate, fabric_rate, host_links, .. } => {
+                for (f, v) in [("leaves", leaves), ("spines", spines), ("hosts_per_leaf", hosts_per_leaf)] {
+                    if *v == 0 || *v > MAX_HOSTS {
+                        return err(format!("topology.{f}"), format!("must be in [1, {MAX_HOSTS}]"));
+                    }
+                }
+                if (*leaves as u64) * (*hosts_per_leaf as u64) > MAX_HOSTS as u64 || leaves * hosts_per_leaf < 2 {
+                    return err(
+                        "topology.hosts_per_leaf",
+                        format!("leaves × hosts_per_leaf must be in [2, {MAX_HOSTS}]"),
+                    );
+                }
+                if (*leaves as u64) * (*spines as u64) > MAX_HOSTS as u64 {
+                    return err("topology.spines", format!("leaves × spines must be ≤ {MAX_HOSTS}"));
+                }
+                positive_rate("topology.rate", *rate)?;
+                if let Some(r) = fabric_rate {
+                    positive_rate("topology.fabric_rate", *r)?;
+                }
+                self.validate_host_links(host_links)
+            }
+            Topology::FatTree { k, rate, host_links, .. } => {
+                if *k < 2 || *k % 2 == 1 || *k > 64 {
+                    return err("topology.k", "must be even and in [2, 64]");
+                }
+                positive_rate("topology.rate", *rate)?;
+                self.validate_host_links(host_links)
+            }
         }
     }
 
@@ -249,35 +275,25 @@ impl Scenario {
 
     /// Every egress port as the network builder names it, with its rate after `host_links` overrides.
     fn port_list(&self) -> Vec<PortInfo> {
-        let (n, left, switch_of) = match &self.topology {
-            Topology::Star { hosts, .. } => (*hosts, *hosts, 0),
-            Topology::Dumbbell { left, .. } => (self.host_count(), *left, 1),
-        };
-        let rates = self.host_rates(n);
-        let mut out = Vec::with_capacity(2 * n as usize + 2);
-        for h in 0..n {
-            let s = if h < left { 0 } else { switch_of };
-            out.push(PortInfo { name: format!("h{h}->s{s}"), rate: rates[h as usize], switch: false });
-            out.push(PortInfo { name: format!("s{s}->h{h}"), rate: rates[h as usize], switch: true });
-        }
-        if let Topology::Dumbbell { bottleneck_rate, .. } = &self.topology {
-            for name in ["s0->s1", "s1->s0"] {
-                out.push(PortInfo { name: name.into(), rate: *bottleneck_rate, switch: true });
-            }
-        }
-        out
-    }
-
-    /// Each host's link rate: the topology's, then `host_links` overrides in order (as the builder applies them).
-    fn host_rates(&self, n: u32) -> Vec<Rate> {
-        let (Topology::Star { rate, host_links, .. } | Topology::Dumbbell { rate, host_links, .. }) = &self.topology;
-        let mut rates = vec![*rate; n as usize];
-        for l in host_links {
-            for &h in l.hosts.0.iter().filter(|&&h| h < n) {
-                rates[h as usize] = l.rate.unwrap_or(rates[h as usize]);
-            }
-        }
-        rates
+        let (_, links) = self.topology.links();
+        let name = |a: crate::net::Node, b: crate::net::Node| format!("{}->{}", node_name(a), node_name(b));
+        links
+            .iter()
+            .flat_map(|l| {
+                [
+                    PortInfo {
+                        name: name(l.a, l.b),
+                        rate: l.rate_ab,
+                        switch: matches!(l.a, crate::net::Node::Switch(_)),
+                    },
+                    PortInfo {
+                        name: name(l.b, l.a),
+                        rate: l.rate_ba,
+                        switch: matches!(l.b, crate::net::Node::Switch(_)),
+                    },
+                ]
+            })
+            .collect()
     }
 
     /// Weights ≥ 1, one per scheduled queue; quanta ≥ MTU; SP-over needs 1 ≤ strict < queues.

@@ -8,60 +8,13 @@ use crate::error::Error;
 use crate::mark::ecnsharp::Level;
 use crate::mark::mqecn::Shape;
 use crate::mark::{AnyMarker, Codel, EcnSharp, MqEcn, Pmsb, Red, Tcn, Threshold};
-use crate::net::{LinkSpec, Network, Node};
+use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
 use crate::port::{Port, PortConfig, SharedBuffer};
-use crate::scenario::{HostLink, MarkerConfig, PortSettings, Scenario, SchedulerConfig, Topology};
+use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::units::{Bytes, Rate, Time};
-
-/// Host h's link parameters after applying `host_links` overrides in order.
-fn host_link(h: u32, rate: Rate, delay: Time, overrides: &[HostLink]) -> (Rate, Time, Time) {
-    let (mut r, mut d, mut extra) = (rate, delay, Time::ZERO);
-    for o in overrides.iter().filter(|o| o.hosts.0.contains(&h)) {
-        r = o.rate.unwrap_or(r);
-        d = o.delay.unwrap_or(d);
-        extra = o.extra_delay.unwrap_or(extra);
-    }
-    (r, d, extra)
-}
-
-fn links_of(t: &Topology) -> (u32, u32, Vec<LinkSpec>) {
-    let host_links = |first: u32, n: u32, sw: u32, rate, delay, ov: &[HostLink], out: &mut Vec<LinkSpec>| {
-        for h in first..first + n {
-            let (r, d, extra) = host_link(h, rate, delay, ov);
-            out.push(LinkSpec {
-                a: Node::Host(h),
-                b: Node::Switch(sw),
-                rate_ab: r,
-                rate_ba: r,
-                delay_ab: d + extra,
-                delay_ba: d,
-            });
-        }
-    };
-    let mut links = vec![];
-    match t {
-        Topology::Star { hosts, rate, delay, host_links: ov } => {
-            host_links(0, *hosts, 0, *rate, *delay, ov, &mut links);
-            (*hosts, 1, links)
-        }
-        Topology::Dumbbell { left, right, rate, delay, bottleneck_rate, bottleneck_delay, host_links: ov } => {
-            host_links(0, *left, 0, *rate, *delay, ov, &mut links);
-            host_links(*left, *right, 1, *rate, *delay, ov, &mut links);
-            links.push(LinkSpec {
-                a: Node::Switch(0),
-                b: Node::Switch(1),
-                rate_ab: *bottleneck_rate,
-                rate_ba: *bottleneck_rate,
-                delay_ab: *bottleneck_delay,
-                delay_ba: *bottleneck_delay,
-            });
-            (left + right, 2, links)
-        }
-    }
-}
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
     let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
@@ -144,7 +97,8 @@ fn make_scheduler(s: &SchedulerConfig, n: usize) -> AnyScheduler {
 impl Sim {
     pub fn new(sc: &Scenario) -> Result<Sim, Error> {
         sc.validate()?;
-        let (hosts, switches, links) = links_of(&sc.topology);
+        let hosts = sc.topology.host_count();
+        let (switches, links) = sc.topology.links();
         let net = Network::build(hosts as usize, switches as usize, &links, sc.mtu)
             .map_err(|e| Error::config("topology", e))?;
         // Per-port settings: switch defaults, then overrides by name.

@@ -117,7 +117,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         (
             "topology.kind=ring_of_fire",
             "topology.kind",
-            "unknown variant `ring_of_fire`, expected `star` or `dumbbell`",
+            "unknown variant `ring_of_fire`, expected one of `star`, `dumbbell`, `leaf_spine`, `fat_tree`",
         ),
         ("topology.hosts=0", "topology.hosts", "[2, 100000]"),
         ("topology.hosts=-3", "topology.hosts", "u32"),
