@@ -1,7 +1,10 @@
 //! Scenarios shipped inside the library (and so inside the CLI and the Python wheel).
 
 /// (name, TOML text) of every canonical scenario under `scenarios/`.
-pub const SCENARIOS: &[(&str, &str)] = &[("dctcp-8flows", include_str!("../../../scenarios/dctcp-8flows.toml"))];
+pub const SCENARIOS: &[(&str, &str)] = &[
+    ("dctcp-8flows", include_str!("../../../scenarios/dctcp-8flows.toml")),
+    ("leafspine-mqecn", include_str!("../../../scenarios/leafspine-mqecn.toml")),
+];
 
 /// A shipped scenario's text by name.
 pub fn scenario(name: &str) -> Option<&'static str> {

@@ -22,6 +22,7 @@
 //! Everything is owned by one `Sim` in `Vec`s indexed by ids; events name components, never hold state.
 
 pub mod builtin;
+pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod experiment;

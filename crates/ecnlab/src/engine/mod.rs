@@ -14,6 +14,8 @@ pub enum Event {
     Arrive { port: u32 },
     /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
     FlowTimer { flow: u32 },
+    /// Delayed packets (RTT variation) of a host's link reach its far end.
+    LateArrive { port: u32 },
     /// A host's NIC backlog fell below `nic_limit`: blocked flows may send again.
     NicReady { host: u32 },
     /// A workload generator acts (start a flow, next arrival, next incast round, probe).
@@ -30,7 +32,7 @@ impl Event {
     fn phase(self) -> u8 {
         match self {
             Event::TxDone { .. } => 0,
-            Event::Arrive { .. } => 1,
+            Event::Arrive { .. } | Event::LateArrive { .. } => 1,
             Event::FlowTimer { .. } | Event::NicReady { .. } => 2,
             Event::Workload { .. } => 3,
             Event::Sample | Event::Phase { .. } => 4,

@@ -23,6 +23,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("pmsb-fig14", include_str!("../../../../experiments/pmsb/fig14.toml")),
     ("pmsb-fig15", include_str!("../../../../experiments/pmsb/fig15.toml")),
     ("mqecn-fig1", include_str!("../../../../experiments/mqecn/fig1.toml")),
+    ("mqecn-fig2", include_str!("../../../../experiments/mqecn/fig2.toml")),
     ("mqecn-fig3", include_str!("../../../../experiments/mqecn/fig3.toml")),
     ("mqecn-fig6", include_str!("../../../../experiments/mqecn/fig6.toml")),
 ];

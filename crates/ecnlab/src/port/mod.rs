@@ -119,6 +119,10 @@ pub struct Port {
     weights: Vec<u64>,
     /// Round events from the scheduler, drained to the marker after each scheduler call.
     rounds: Vec<RoundEvent>,
+    /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
+    /// wake-up for them.
+    pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
+    pub late_pending: Time,
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
     /// A host NIC: when its transmitter is next free.
@@ -165,6 +169,8 @@ impl Port {
             first_mark: None,
             weights,
             rounds: Vec::new(),
+            late: Default::default(),
+            late_pending: Time::MAX,
             shared: None,
             nic_free_at: Time::ZERO,
             ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),

@@ -338,6 +338,43 @@ pub enum Workload {
         #[serde(default)]
         class: u8,
     },
+    /// Flows arriving as a Poisson process sized to a target load (DESIGN "Load"): all-to-all among `hosts`,
+    /// or many-to-one into `dst`. Flow sizes from a CDF per service; services map to classes (queues).
+    Poisson {
+        /// Participating hosts (default: every host); with `dst`, the senders.
+        hosts: Option<HostSet>,
+        /// Many-to-one: every flow goes to this host.
+        dst: Option<u32>,
+        /// Offered load: bytes per second over the capacity of the host links (all-to-all) or of `dst`'s link.
+        load: f64,
+        /// Stop after this many flows (else at `stop`, else at the end of the run).
+        flows: Option<u64>,
+        #[serde(default)]
+        start: Time,
+        stop: Option<Time>,
+        /// Flow-size CDFs, shipped names (`websearch`, `datamining`, `cache`, `hadoop`, `websearch_bytes`,
+        /// `datamining_bytes`) or CSV paths; one for all services, or one per group of services.
+        cdf: Vec<String>,
+        #[serde(default)]
+        services: Services,
+        /// Per-flow end-to-end base RTT drawn from a distribution (ECN♯ §5); the sender adds the difference
+        /// to the fabric's base RTT as delay on every packet of the flow it sends.
+        rtt: Option<RttVariation>,
+    },
+    /// A query: `count` flows of U(size_min, size_max) bytes from `senders` (round robin) to `receiver`, all
+    /// opened at `at` (ECN♯ §5.3); the query completes when its last flow does.
+    Query {
+        senders: HostSet,
+        receiver: u32,
+        count: u32,
+        #[serde(default = "q_min")]
+        size_min: Bytes,
+        #[serde(default = "q_max")]
+        size_max: Bytes,
+        at: Time,
+        #[serde(default)]
+        class: u8,
+    },
     /// Ping-like RTT probes from `src` to `dst` in `class`, echoed at once by `dst`.
     Probe {
         src: u32,
@@ -353,6 +390,38 @@ pub enum Workload {
         #[serde(default = "yes")]
         ect: bool,
     },
+}
+
+fn q_min() -> Bytes {
+    Bytes(3_000)
+}
+fn q_max() -> Bytes {
+    Bytes(60_000)
+}
+
+/// How Poisson flows map to services (classes, i.e. switch queues).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Services {
+    /// Every flow in one class.
+    #[default]
+    Single,
+    /// Each flow picks one of `count` services uniformly (MQ-ECN §5.1.2 "balanced").
+    Random { count: u8 },
+    /// Each flow picks service i with probability `probabilities[i]` (e.g. 10/20/30/40 %).
+    Weighted { probabilities: Vec<f64> },
+    /// The ordered host pairs (src, dst) are dealt round robin onto `count` services (MQ-ECN §5.2).
+    Pairs { count: u8 },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RttVariation {
+    /// A shipped shape (`longtail_70_210us`, `longtail_80_240us`) or a CSV path.
+    pub dist: String,
+    /// The range the shape is rescaled to.
+    pub lo: Time,
+    pub hi: Time,
 }
 
 fn probe_size() -> Bytes {

@@ -357,8 +357,11 @@ impl Scenario {
                 return err(format!("{path}.pool.alpha.{i}"), "α must be > 0");
             }
         }
-        if matches!(&p.marker, MarkerConfig::Threshold { scope: crate::mark::threshold::Scope::Pool, .. })
-            && p.pool.is_none()
+        if matches!(
+            &p.marker,
+            MarkerConfig::Threshold { scope: crate::mark::threshold::Scope::Pool, .. }
+                | MarkerConfig::Red { scope: crate::mark::threshold::Scope::Pool, .. }
+        ) && p.pool.is_none()
         {
             return err(format!("{path}.marker.scope"), "scope = \"pool\" needs a shared buffer: set switch.pool");
         }
@@ -444,7 +447,10 @@ impl Scenario {
             }
         };
         match w {
-            Workload::Flows { src, dst, size: sz, stop, start, rate, .. } => {
+            Workload::Flows { src, dst, size: sz, stop, start, rate, classes, .. } => {
+                if classes.as_ref().is_some_and(|c| c.is_empty()) {
+                    return err(p("classes"), "needs at least one class (or omit it and use `class`)");
+                }
                 self.hosts(&p("src"), src)?;
                 self.host(&p("dst"), *dst)?;
                 if src.0.contains(dst) {
@@ -482,6 +488,70 @@ impl Scenario {
                 size("block", *block)?;
                 if *rounds == 0 {
                     return err(p("rounds"), "must be ≥ 1");
+                }
+            }
+            Workload::Poisson { hosts, dst, load, flows, start, stop, cdf, services, rtt } => {
+                if let Some(h) = hosts {
+                    self.hosts(&p("hosts"), h)?;
+                }
+                if let Some(d) = dst {
+                    self.host(&p("dst"), *d)?;
+                }
+                let senders = hosts.as_ref().map_or(self.host_count() as usize, |h| h.0.len());
+                if senders < 2 && dst.is_none() {
+                    return err(p("hosts"), "all-to-all traffic needs ≥ 2 hosts");
+                }
+                if !(*load > 0.0 && *load <= 10.0) {
+                    return err(p("load"), format!("must be in (0, 10], got {load}"));
+                }
+                if *flows == Some(0) {
+                    return err(p("flows"), "must be ≥ 1");
+                }
+                if stop.is_some_and(|s| s <= *start) {
+                    return err(p("stop"), "must be after start");
+                }
+                let n_services = match services {
+                    Services::Single => 1,
+                    Services::Random { count } | Services::Pairs { count } => *count as usize,
+                    Services::Weighted { probabilities } => {
+                        let sum: f64 = probabilities.iter().sum();
+                        if probabilities.is_empty()
+                            || probabilities.iter().any(|x| !(*x >= 0.0))
+                            || (sum - 1.0).abs() > 1e-6
+                        {
+                            return err(p("services.probabilities"), "non-negative probabilities summing to 1");
+                        }
+                        probabilities.len()
+                    }
+                };
+                if n_services == 0 {
+                    return err(p("services.count"), "must be ≥ 1");
+                }
+                if cdf.is_empty() || n_services % cdf.len() != 0 {
+                    return err(p("cdf"), format!("one CDF, or one per group of services ({n_services} services)"));
+                }
+                for (i, c) in cdf.iter().enumerate() {
+                    crate::sim::load_cdf(c).map_err(|e| Error::config(p(&format!("cdf.{i}")), e.to_string()))?;
+                }
+                if let Some(r) = rtt {
+                    crate::sim::load_rtt(&r.dist).map_err(|e| Error::config(p("rtt.dist"), e.to_string()))?;
+                    if r.lo == Time::ZERO || r.hi < r.lo {
+                        return err(p("rtt.hi"), "need 0 < lo ≤ hi");
+                    }
+                }
+            }
+            Workload::Query { senders, receiver, count, size_min, size_max, .. } => {
+                self.hosts(&p("senders"), senders)?;
+                self.host(&p("receiver"), *receiver)?;
+                if senders.0.contains(receiver) {
+                    return err(p("senders"), "contains the receiver");
+                }
+                if *count == 0 {
+                    return err(p("count"), "must be ≥ 1");
+                }
+                size("size_min", *size_min)?;
+                if size_max < size_min {
+                    return err(p("size_max"), "must be ≥ size_min");
                 }
             }
             Workload::Probe { src, dst, interval, size: sz, .. } => {

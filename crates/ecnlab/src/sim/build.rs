@@ -184,7 +184,12 @@ impl Sim {
             ports,
             flows: Vec::new(),
             tcp: sc.transport,
-            workloads: sc.workloads.iter().enumerate().map(|(i, w)| WorkloadState::new(sc.seed, i as u32, w)).collect(),
+            workloads: sc
+                .workloads
+                .iter()
+                .enumerate()
+                .map(|(i, w)| WorkloadState::new(sc.seed, i as u32, w, &net))
+                .collect::<Result<_, _>>()?,
             seed: sc.seed,
             duration: sc.duration,
             warmup: sc.observe.warmup,
@@ -207,6 +212,7 @@ impl Sim {
             trace,
             trace_records: Vec::new(),
             drop_scratch: Vec::new(),
+            late_seq: 0,
             injected: 0,
             consumed: 0,
             dropped: 0,

@@ -3,9 +3,11 @@
 
 mod build;
 pub(crate) mod report;
+mod traffic;
 mod workload;
 
 pub use report::{FlowRecord, RunReport};
+pub use traffic::{load_cdf, load_rtt};
 
 use crate::engine::{Event, EventQueue, Rng};
 use crate::error::Error;
@@ -36,6 +38,8 @@ pub struct Flow {
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
     pub base_rtt: Time,
+    /// Delay the sender adds to each of its packets (RTT variation).
+    pub extra_delay: Time,
     pub workload: u32,
     /// The receiver tells the workload when `rcv_nxt` reaches this (incast blocks).
     notify_at: u64,
@@ -89,6 +93,7 @@ pub struct Sim {
     trace: Option<report::TraceSpec>,
     pub trace_records: Vec<TraceRecord>,
     drop_scratch: Vec<(PacketId, usize, DropReason)>,
+    late_seq: u64,
     /// Packets injected by hosts and consumed by hosts, for the conservation check.
     pub injected: u64,
     pub consumed: u64,
@@ -148,6 +153,7 @@ impl Sim {
                 Event::Arrive { port } => self.arrive(port),
                 Event::FlowTimer { flow } => self.flow_timer(flow),
                 Event::NicReady { host } => self.nic_ready(host),
+                Event::LateArrive { port } => self.late_arrive(port),
                 Event::Workload { idx: u32::MAX } => self.start_window(),
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
@@ -208,6 +214,11 @@ impl Sim {
         if let Some(&(next, _)) = p.pipe.front() {
             self.schedule(next, Event::Arrive { port });
         }
+        self.deliver(port, id);
+    }
+
+    /// A packet reaches the far end of `port`'s link: a switch routes it, a host consumes it.
+    fn deliver(&mut self, port: u32, id: PacketId) {
         match self.net.ports[port as usize].to {
             Node::Switch(s) => {
                 let pkt = self.pool.get(id);
@@ -258,11 +269,46 @@ impl Sim {
         self.injected += 1;
         let port = self.net.host_port[host as usize];
         let now = self.now;
+        let extra = match pkt.kind {
+            Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
+            _ => Time::ZERO,
+        };
         let p = &mut self.ports[port as usize];
         let at = p.nic_transmit(now, pkt.wire_bytes());
+        if extra > Time::ZERO {
+            // Flows with different delays leave this host out of order: a delay line ordered by time.
+            self.late_seq += 1;
+            p.late.push(std::cmp::Reverse((at + extra, self.late_seq, id)));
+            if at + extra < p.late_pending {
+                p.late_pending = at + extra;
+                self.schedule(at + extra, Event::LateArrive { port });
+            }
+            return;
+        }
         p.pipe.push_back((at, id));
         if p.pipe.len() == 1 {
             self.schedule(at, Event::Arrive { port });
+        }
+    }
+
+    /// Packets of RTT-varied flows reach the far end of their host's link.
+    fn late_arrive(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if p.late_pending == now {
+            p.late_pending = Time::MAX;
+        }
+        while let Some(&std::cmp::Reverse((at, _, id))) = self.ports[port as usize].late.peek() {
+            if at > now {
+                let p = &mut self.ports[port as usize];
+                if at < p.late_pending {
+                    p.late_pending = at;
+                    self.schedule(at, Event::LateArrive { port });
+                }
+                break;
+            }
+            self.ports[port as usize].late.pop();
+            self.deliver(port, id);
         }
     }
 
@@ -431,7 +477,10 @@ impl Sim {
         self.pump(flow);
     }
 
-    /// Opens a connection: both endpoints, the base RTT, and its first transmissions.
+    /// Opens a connection: both endpoints, the base RTT, and its first transmissions. `rtt_target`: the
+    /// flow's end-to-end base RTT under RTT variation; the sender delays its packets by the difference to
+    /// the fabric's base RTT (DESIGN "RTT variation").
+    #[allow(clippy::too_many_arguments)]
     fn open_flow(
         &mut self,
         workload: u32,
@@ -440,6 +489,7 @@ impl Sim {
         class: u8,
         size: Option<u64>,
         rate: Option<Rate>,
+        rtt_target: Option<Time>,
     ) -> u32 {
         let id = self.flows.len() as u32;
         let addr = FlowAddr { flow: id, src, dst, class };
@@ -459,6 +509,8 @@ impl Sim {
             AppRate { interval, next: self.now, total: size }
         });
         let mtu = Bytes(self.tcp.mss as u64 + crate::packet::HEADER_BYTES as u64);
+        let fabric_rtt = self.net.base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64));
+        let extra_delay = rtt_target.map_or(Time::ZERO, |t| t.saturating_sub(fabric_rtt));
         self.flows.push(Flow {
             addr,
             size,
@@ -467,7 +519,8 @@ impl Sim {
             finish: None,
             receiver: TcpReceiver::new(&self.tcp, addr),
             sender,
-            base_rtt: self.net.base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64)),
+            base_rtt: fabric_rtt + extra_delay,
+            extra_delay,
             workload,
             notify_at: size.unwrap_or(u64::MAX),
             app,

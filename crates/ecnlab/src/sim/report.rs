@@ -295,7 +295,7 @@ impl Sim {
             .iter_mut()
             .enumerate()
             .map(|(sw, p)| {
-                json!({"switch": format!("s{sw}"), "size_bytes": p.size, "occupancy": occupancy_json(p.occupancy.stats(now), 1500)})
+                json!({"switch": format!("s{sw}"), "size_bytes": p.size, "occupancy": occupancy_json(p.occupancy.stats(now), sc.mtu.0)})
             })
             .collect();
         let workloads: Vec<Value> = self.workloads.iter().map(|w| workload_json(w, &self.flows)).collect();
@@ -404,6 +404,19 @@ fn workload_json(w: &WorkloadState, flows: &[super::Flow]) -> Value {
                 "round_times_s": times,
                 "goodput_gbps": (total > 0.0).then(|| bytes * times.len() as f64 * 8.0 / total / 1e9),
             })
+        }
+        WorkloadState::Poisson(p) => {
+            let mut v = with("poisson", &p.flows);
+            v["offered_load"] = json!(p.offered_load());
+            v
+        }
+        WorkloadState::Query(q) => {
+            let mut v = with("query", &q.flows);
+            let all_done = q.flows.iter().all(|&f| flows[f as usize].finish.is_some());
+            let start = q.flows.first().map(|&f| flows[f as usize].start);
+            let end = q.flows.iter().filter_map(|&f| flows[f as usize].finish).max();
+            v["qct_s"] = json!(start.zip(end).filter(|_| all_done).map(|(s, e)| (e - s).as_secs_f64()));
+            v
         }
         WorkloadState::Probe { sent, rtt, .. } => {
             json!({"kind": "probe", "sent": sent, "rtt": hist_us(rtt)})

@@ -27,6 +27,8 @@ pub enum WorkloadState {
         flows: Vec<u32>,
     },
     Incast(Incast),
+    Poisson(Box<super::traffic::Poisson>),
+    Query(super::traffic::Query),
     Probe {
         src: u32,
         dst: u32,
@@ -55,8 +57,23 @@ pub struct Incast {
 }
 
 impl WorkloadState {
-    pub fn new(seed: u64, idx: u32, w: &Workload) -> WorkloadState {
-        match w.clone() {
+    pub fn new(seed: u64, idx: u32, w: &Workload, net: &crate::net::Network) -> Result<WorkloadState, crate::Error> {
+        Ok(match w.clone() {
+            Workload::Poisson { .. } => {
+                WorkloadState::Poisson(Box::new(super::traffic::Poisson::new(seed, idx, w, net)?))
+            }
+            Workload::Query { senders, receiver, count, size_min, size_max, class, .. } => {
+                WorkloadState::Query(super::traffic::Query {
+                    senders: senders.0,
+                    receiver,
+                    count,
+                    size_min: size_min.0,
+                    size_max: size_max.0,
+                    class,
+                    rng: item_rng(seed, idx, 0),
+                    flows: vec![],
+                })
+            }
             Workload::Flows { src, dst, size, start, jitter, stop, class, classes, rate } => {
                 let classes = classes.unwrap_or_else(|| vec![class]);
                 let mut starts: Vec<(Time, u32, u8)> = src
@@ -89,7 +106,7 @@ impl WorkloadState {
             Workload::Probe { src, dst, interval, stop, class, size, ect, .. } => {
                 WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent: 0, rtt: LogHist::default() }
             }
-        }
+        })
     }
 
     /// When the generator first acts.
@@ -98,8 +115,12 @@ impl WorkloadState {
             (WorkloadState::Flows { starts, .. }, _) => starts.first().map(|s| s.0),
             (
                 _,
-                Workload::BackToBack { start, .. } | Workload::Incast { start, .. } | Workload::Probe { start, .. },
+                Workload::BackToBack { start, .. }
+                | Workload::Incast { start, .. }
+                | Workload::Probe { start, .. }
+                | Workload::Poisson { start, .. },
             ) => Some(*start),
+            (_, Workload::Query { at, .. }) => Some(*at),
             _ => None,
         }
     }
@@ -125,7 +146,7 @@ impl Sim {
                 }
                 let following = starts.get(*next).map(|s| s.0);
                 for (src, class) in opened {
-                    let f = self.open_flow(idx, src, dst, class, size, rate);
+                    let f = self.open_flow(idx, src, dst, class, size, rate, None);
                     if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
                         flows.push(f);
                     }
@@ -141,7 +162,7 @@ impl Sim {
             WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {
                 if flows.is_empty() {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, s, d, c, Some(sz), None);
+                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
                     self.b2b_push(idx, f);
                 }
             }
@@ -149,12 +170,46 @@ impl Sim {
                 if inc.flows.is_empty() {
                     let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
                     for s in senders {
-                        let f = self.open_flow(idx, s, r, c, None, None);
+                        let f = self.open_flow(idx, s, r, c, None, None, None);
                         if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
                             inc.flows.push(f);
                         }
                     }
                     self.incast_round(idx);
+                }
+            }
+            WorkloadState::Poisson(p) => {
+                if p.done(now) {
+                    return;
+                }
+                let (src, dst, class, size, rtt) = p.draw();
+                p.opened += 1;
+                p.offered_bytes += size;
+                p.first = p.first.min(now);
+                p.last = now;
+                let gap = p.next_gap();
+                let more = !p.done(now);
+                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt);
+                if let WorkloadState::Poisson(p) = &mut self.workloads[idx as usize] {
+                    p.flows.push(f);
+                }
+                if more {
+                    self.schedule(now + gap, Event::Workload { idx });
+                }
+            }
+            WorkloadState::Query(q) => {
+                let spec: Vec<(u32, u64)> = (0..q.count)
+                    .map(|i| {
+                        let span = q.size_max - q.size_min + 1;
+                        (q.senders[i as usize % q.senders.len()], q.size_min + q.rng.below(span))
+                    })
+                    .collect();
+                let (r, c) = (q.receiver, q.class);
+                for (src, size) in spec {
+                    let f = self.open_flow(idx, src, r, c, Some(size), None, None);
+                    if let WorkloadState::Query(q) = &mut self.workloads[idx as usize] {
+                        q.flows.push(f);
+                    }
                 }
             }
             WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent, .. } => {
@@ -244,7 +299,7 @@ impl Sim {
             WorkloadState::BackToBack { src, dst, size, count, class, flows, .. } => {
                 if count.is_none_or(|c| (flows.len() as u32) < c) {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, s, d, c, Some(sz), None);
+                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
                     self.b2b_push(idx, f);
                 }
             }

@@ -59,6 +59,7 @@ quick_tests! {
     pmsb_fig14 => "pmsb-fig14",
     pmsb_fig15 => "pmsb-fig15",
     mqecn_fig1 => "mqecn-fig1",
+    mqecn_fig2 => "mqecn-fig2",
     mqecn_fig3 => "mqecn-fig3",
     mqecn_fig6 => "mqecn-fig6",
 }

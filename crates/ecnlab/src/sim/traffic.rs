@@ -1,0 +1,299 @@
+//! Workload-driven traffic: Poisson flow arrivals at a target load with per-service flow-size CDFs and
+//! optional per-flow RTT variation, and queries (many concurrent small flows into one receiver).
+
+use super::item_rng;
+use crate::dist::{FlowSizeCdf, RttDist};
+use crate::engine::Rng;
+use crate::error::Error;
+use crate::net::Network;
+use crate::packet::HEADER_BYTES;
+use crate::scenario::{Services, Workload};
+use crate::units::{Bytes, Time};
+
+pub struct Poisson {
+    pub hosts: Vec<u32>,
+    pub dst: Option<u32>,
+    /// Mean time between arrivals, ps.
+    pub mean_gap: f64,
+    pub max_flows: Option<u64>,
+    pub stop: Option<Time>,
+    pub services: Services,
+    /// CDF of each service.
+    pub cdfs: Vec<FlowSizeCdf>,
+    /// The per-flow end-to-end base RTT distribution, already rescaled to its range.
+    pub rtt: Option<RttDist>,
+    pub rng: Rng,
+    pub opened: u64,
+    pub offered_bytes: u64,
+    pub first: Time,
+    pub last: Time,
+    pub capacity_bps: f64,
+    pub flows: Vec<u32>,
+}
+
+/// A flow-size CDF by shipped name, or else read from a CSV file.
+pub fn load_cdf(spec: &str) -> Result<FlowSizeCdf, Error> {
+    match FlowSizeCdf::builtin(spec) {
+        Ok(c) => Ok(c),
+        Err(_) if std::path::Path::new(spec).exists() => {
+            let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
+            FlowSizeCdf::from_csv(spec, &text)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// An RTT distribution by shipped name, or else read from a CSV file.
+pub fn load_rtt(spec: &str) -> Result<RttDist, Error> {
+    match RttDist::builtin(spec) {
+        Ok(d) => Ok(d),
+        Err(_) if std::path::Path::new(spec).exists() => {
+            let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
+            RttDist::from_csv(spec, &text)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn path(idx: u32, f: &str) -> String {
+    format!("workloads.{idx}.{f}")
+}
+
+impl Poisson {
+    pub fn new(seed: u64, idx: u32, w: &Workload, net: &Network) -> Result<Poisson, Error> {
+        let Workload::Poisson { hosts, dst, load, flows, stop, cdf, services, rtt, .. } = w else {
+            unreachable!("Poisson::new on another workload")
+        };
+        let hosts: Vec<u32> = match hosts {
+            Some(h) => h.0.iter().copied().filter(|h| Some(*h) != *dst).collect(),
+            None => (0..net.hosts as u32).filter(|h| Some(*h) != *dst).collect(),
+        };
+        let n_services = match services {
+            Services::Single => 1,
+            Services::Random { count } | Services::Pairs { count } => *count as usize,
+            Services::Weighted { probabilities } => probabilities.len(),
+        };
+        let loaded: Vec<FlowSizeCdf> = cdf
+            .iter()
+            .enumerate()
+            .map(|(i, c)| load_cdf(c).map_err(|e| Error::config(path(idx, &format!("cdf.{i}")), e.to_string())))
+            .collect::<Result<_, _>>()?;
+        let per_group = n_services / loaded.len();
+        let cdfs: Vec<FlowSizeCdf> = (0..n_services).map(|s| loaded[s / per_group].clone()).collect();
+        // The mean flow size over the service mix (for Pairs: the share of host pairs in each service).
+        let shares: Vec<f64> = match services {
+            Services::Single => vec![1.0],
+            Services::Random { count } => vec![1.0 / *count as f64; *count as usize],
+            Services::Weighted { probabilities } => probabilities.clone(),
+            Services::Pairs { count } => {
+                let mut n = vec![0u64; *count as usize];
+                let mut i = 0u64;
+                for &s in &hosts {
+                    for d in dst.map_or_else(|| hosts.clone(), |d| vec![d]) {
+                        if s != d {
+                            n[(i % *count as u64) as usize] += 1;
+                            i += 1;
+                        }
+                    }
+                }
+                n.iter().map(|&x| x as f64 / i.max(1) as f64).collect()
+            }
+        };
+        let mean_bytes: f64 = shares.iter().zip(&cdfs).map(|(p, c)| p * c.mean()).sum();
+        let rate = |h: u32| net.ports[net.host_port[h as usize] as usize].rate.0 as f64;
+        let capacity_bps = match dst {
+            Some(d) => rate(*d),
+            None => hosts.iter().map(|&h| rate(h)).sum(),
+        };
+        // λ = load · capacity / mean size (DESIGN "Load").
+        let per_second = load * capacity_bps / (mean_bytes * 8.0);
+        let rtt = match rtt {
+            None => None,
+            Some(r) => {
+                let d = load_rtt(&r.dist).map_err(|e| Error::config(path(idx, "rtt.dist"), e.to_string()))?;
+                // The lowest drawn RTT must cover the fabric's base RTT of every pair it may apply to.
+                let mtu = Bytes(net.ports[0].mtu.0);
+                let worst = hosts
+                    .iter()
+                    .flat_map(|&s| dst.map_or_else(|| hosts.clone(), |d| vec![d]).into_iter().map(move |d| (s, d)))
+                    .filter(|(s, d)| s != d)
+                    .map(|(s, d)| net.base_rtt(s, d, mtu, Bytes(HEADER_BYTES as u64)))
+                    .max()
+                    .unwrap_or(Time::ZERO);
+                if r.lo < worst {
+                    return Err(Error::config(
+                        path(idx, "rtt.lo"),
+                        format!("{} is below the fabric's base RTT ({worst}); must be ≥ it", r.lo),
+                    ));
+                }
+                Some(d.rescaled(r.lo, r.hi).map_err(|e| Error::config(path(idx, "rtt.hi"), e.to_string()))?)
+            }
+        };
+        Ok(Poisson {
+            hosts,
+            dst: *dst,
+            mean_gap: 1e12 / per_second,
+            max_flows: *flows,
+            stop: *stop,
+            services: services.clone(),
+            cdfs,
+            rtt,
+            rng: item_rng(seed, idx, 0),
+            opened: 0,
+            offered_bytes: 0,
+            first: Time::MAX,
+            last: Time::ZERO,
+            capacity_bps,
+            flows: vec![],
+        })
+    }
+
+    /// The next flow: (src, dst, class, size, end-to-end base RTT target if varied).
+    pub fn draw(&mut self) -> (u32, u32, u8, u64, Option<Time>) {
+        let n = self.hosts.len() as u64;
+        let (src, dst) = match self.dst {
+            Some(d) => (self.hosts[self.rng.below(n) as usize], d),
+            None => {
+                let s = self.rng.below(n);
+                let mut d = self.rng.below(n - 1);
+                if d >= s {
+                    d += 1;
+                }
+                (self.hosts[s as usize], self.hosts[d as usize])
+            }
+        };
+        let service = match &self.services {
+            Services::Single => 0,
+            Services::Random { count } => self.rng.below(*count as u64) as usize,
+            Services::Weighted { probabilities } => {
+                let u = self.rng.uniform();
+                let mut acc = 0.0;
+                probabilities
+                    .iter()
+                    .position(|p| {
+                        acc += p;
+                        u < acc
+                    })
+                    .unwrap_or(probabilities.len() - 1)
+            }
+            Services::Pairs { count } => {
+                // Ordered pairs (src, dst ≠ src) numbered row by row, dealt round robin.
+                let si = self.hosts.iter().position(|&h| h == src).expect("src is a host") as u64;
+                let idx = match self.dst {
+                    Some(_) => si,
+                    None => {
+                        let di = self.hosts.iter().position(|&h| h == dst).expect("dst is a host") as u64;
+                        si * (n - 1) + if di > si { di - 1 } else { di }
+                    }
+                };
+                (idx % *count as u64) as usize
+            }
+        };
+        let size = self.cdfs[service].sample(&mut self.rng).0.max(1);
+        let rtt = self.rtt.as_ref().map(|d| d.sample(&mut self.rng));
+        (src, dst, service as u8, size, rtt)
+    }
+
+    pub fn next_gap(&mut self) -> Time {
+        Time(self.rng.exponential(self.mean_gap).round() as u64)
+    }
+
+    pub fn done(&self, now: Time) -> bool {
+        self.max_flows.is_some_and(|m| self.opened >= m) || self.stop.is_some_and(|s| now >= s)
+    }
+
+    /// Offered bytes per second over the capacity, across the arrival span.
+    pub fn offered_load(&self) -> Option<f64> {
+        let span = self.last.saturating_sub(self.first).as_secs_f64();
+        (self.opened > 1 && span > 0.0).then(|| {
+            self.offered_bytes as f64 * 8.0 * (self.opened - 1) as f64 / self.opened as f64 / span / self.capacity_bps
+        })
+    }
+}
+
+pub struct Query {
+    pub senders: Vec<u32>,
+    pub receiver: u32,
+    pub count: u32,
+    pub size_min: u64,
+    pub size_max: u64,
+    pub class: u8,
+    pub rng: Rng,
+    pub flows: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::HostSet;
+
+    fn leaf_spine() -> Network {
+        let t = crate::scenario::Topology::LeafSpine {
+            leaves: 4,
+            spines: 4,
+            hosts_per_leaf: 12,
+            rate: crate::units::Rate::gbps(10),
+            delay: Time::from_us(10),
+            fabric_rate: None,
+            fabric_delay: None,
+            host_links: vec![],
+        };
+        let (sw, links) = t.links();
+        Network::build(48, sw as usize, &links, Bytes(1500)).unwrap()
+    }
+
+    fn poisson(load: f64, services: Services, cdf: &[&str], dst: Option<u32>) -> Poisson {
+        let w = Workload::Poisson {
+            hosts: None,
+            dst,
+            load,
+            flows: Some(20_000),
+            start: Time::ZERO,
+            stop: None,
+            cdf: cdf.iter().map(|s| s.to_string()).collect(),
+            services,
+            rtt: None,
+        };
+        Poisson::new(7, 0, &w, &leaf_spine()).unwrap()
+    }
+
+    /// Runs the generator alone: offered bytes over the arrival span, relative to the capacity.
+    fn offered(p: &mut Poisson, n: usize) -> f64 {
+        let (mut t, mut bytes) = (0u64, 0u64);
+        for _ in 0..n {
+            let (.., size, _) = p.draw();
+            bytes += size;
+            t += p.next_gap().0;
+        }
+        bytes as f64 * 8.0 / (t as f64 / 1e12) / p.capacity_bps
+    }
+
+    #[test]
+    fn arrival_rate_is_load_times_capacity_over_mean_size() {
+        let p = poisson(0.5, Services::Single, &["websearch"], None);
+        let mean = FlowSizeCdf::builtin("websearch").unwrap().mean();
+        let per_second = 0.5 * 48.0 * 10e9 / (mean * 8.0);
+        assert!((1e12 / p.mean_gap - per_second).abs() < 1e-6 * per_second);
+    }
+
+    #[test]
+    fn offered_load_over_20000_websearch_flows_is_within_5_percent() {
+        for (load, dst) in [(0.3, None), (0.8, None), (0.5, Some(0))] {
+            let mut p = poisson(load, Services::Single, &["websearch"], dst);
+            let got = offered(&mut p, 20_000);
+            assert!((got - load).abs() <= 0.05 * load, "target {load} (dst {dst:?}): offered {got}");
+        }
+    }
+
+    #[test]
+    fn host_pairs_are_dealt_evenly_onto_services() {
+        // 48 × 47 ordered pairs onto 8 services, two per CDF: each service carries 1/8 of the flows.
+        let mut p = poisson(0.5, Services::Pairs { count: 8 }, &["websearch", "datamining", "cache", "hadoop"], None);
+        let mut n = [0u32; 8];
+        for _ in 0..40_000 {
+            n[p.draw().2 as usize] += 1;
+        }
+        assert!(n.iter().all(|&c| (c as f64 - 5_000.0).abs() < 350.0), "{n:?}");
+        let _ = HostSet(vec![]);
+    }
+}
