@@ -141,10 +141,13 @@ fn bindings(def: &Definition, g: &GridResult, axes: &[String], where_: Option<&s
     Ok(out)
 }
 
-pub fn evaluate(def: &Definition, g: &GridResult) -> Result<Vec<CheckOutcome>, Error> {
+pub fn evaluate(def: &Definition, g: &GridResult, scale: &str) -> Result<Vec<CheckOutcome>, Error> {
     let mut out = vec![];
     let search_param = def.search.as_ref().map(|s| s.param.clone());
     for (i, c) in def.check.iter().enumerate() {
+        if c.scales.as_ref().is_some_and(|s| !s.iter().any(|x| x == scale)) {
+            continue;
+        }
         let err = |m: String| Error::config(format!("{}: check.{i} ({})", def.id, c.name), m);
         let over = Over::parse(c.over.as_deref()).map_err(err)?;
         let default_axes: Vec<String> = def

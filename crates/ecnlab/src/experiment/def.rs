@@ -97,6 +97,9 @@ pub struct CheckDef {
     /// Only bindings where this is true.
     #[serde(rename = "where")]
     pub where_: Option<String>,
+    /// The scales at which the check applies (default: all). Magnitude bands usually skip `quick`, whose
+    /// runs are too small for them (EXPERIMENTS.md: quick keeps direction checks only).
+    pub scales: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

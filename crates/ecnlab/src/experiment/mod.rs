@@ -39,7 +39,7 @@ pub fn reproduce_def(def: &Definition, opts: &Options) -> Result<Outcome, Error>
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::Io(format!("{}: {e}", opts.out.display())))?;
     let g = runner::run_grid(def, opts)?;
     runner::write_tables(def, &g, &opts.out)?;
-    let checks = check::evaluate(def, &g)?;
+    let checks = check::evaluate(def, &g, opts.scale.name())?;
     let wall = t0.elapsed().as_secs_f64();
     check::write_reports(def, opts.scale.name(), &g, &checks, wall, &opts.out)?;
     Ok(Outcome { checks, runs: g.points.len(), runs_executed: g.runs_executed, wall_time_s: wall })
