@@ -1,0 +1,54 @@
+//! Runs against theory: one flow on an idle network completes when slow start's packet-by-packet
+//! recursion says it does (rounds of base RTT, serialization, store-and-forward at each hop).
+
+use crate::common::run_text;
+
+const MSS: u64 = 1460;
+const IW: u64 = 10;
+
+/// The reference: packet i leaves the NIC at s_i = max(ready_i, s_{i−1} + t); the first IW are ready at 0,
+/// later ones when the ACK that opens their slot returns (in slow start each ACK releases two packets:
+/// ready_i = ack(⌊(i − IW)/2⌋)). Data crosses two equal-rate links without queueing: delivered at
+/// s_i + 2(t + d); its ACK returns at + 2(t_ack + d). FCT = delivery of the last byte.
+fn reference_fct_ps(size: u64) -> u64 {
+    let (t, t_ack, d) = (1_200_000u64, 32_000u64, 5_000_000u64); // 1500 B and 40 B at 10 Gb/s; 5 us links
+    let n = size.div_ceil(MSS);
+    let tx = |i: u64| if i + 1 == n && size % MSS != 0 { (size % MSS + 40) * 800 } else { t };
+    let mut s: Vec<u64> = Vec::with_capacity(n as usize);
+    let ack = |j: usize, s: &Vec<u64>| s[j] + 2 * (tx(j as u64) + d) + 2 * (t_ack + d);
+    for i in 0..n {
+        let ready = if i < IW { 0 } else { ack(((i - IW) / 2) as usize, &s) };
+        let prev_done = if i == 0 { 0 } else { s[i as usize - 1] + tx(i - 1) };
+        s.push(ready.max(prev_done));
+    }
+    let last = (n - 1) as usize;
+    s[last] + 2 * (tx(last as u64) + d)
+}
+
+#[test]
+fn one_flow_on_an_idle_network_finishes_at_the_slow_start_time() {
+    for size in [1_000, MSS, 5 * MSS, 10 * MSS, 16 * MSS, 100 * MSS, 1_000_000, 10_000_000] {
+        let text = format!(
+            r#"
+duration = "1s"
+[topology]
+kind = "star"
+hosts = 2
+rate = "10Gbps"
+delay = "5us"
+[transport]
+cc = {{ kind = "dctcp" }}
+initial_window = {IW}
+[[workloads]]
+kind = "flows"
+src = 1
+dst = 0
+size = "{size}B"
+"#
+        );
+        let r = run_text(&text, &[]);
+        let fct = r.flows[0].fct_s.expect("finished") * 1e12;
+        let want = reference_fct_ps(size) as f64;
+        assert!((fct - want).abs() <= 0.02 * want, "size {size}: fct {fct} ps, reference {want} ps");
+    }
+}
