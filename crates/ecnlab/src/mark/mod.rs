@@ -40,6 +40,19 @@ pub enum Compare {
     Gt,
 }
 
+impl At {
+    /// `decide()` when the marker acts at `here`, else Pass: one rule for every marker that may sit at
+    /// either point.
+    #[inline]
+    pub fn only(self, here: At, decide: impl FnOnce() -> Verdict) -> Verdict {
+        if self == here {
+            decide()
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
 impl Compare {
     pub fn holds(self, value: u64, threshold: u64) -> bool {
         match self {

@@ -45,18 +45,10 @@ impl Threshold {
         }
     }
     pub fn on_enqueue(&self, st: &PortState, q: usize) -> Verdict {
-        if self.at == At::Enqueue {
-            self.decide(st, q)
-        } else {
-            Verdict::Pass
-        }
+        self.at.only(At::Enqueue, || self.decide(st, q))
     }
     pub fn on_dequeue(&self, st: &PortState, q: usize) -> Verdict {
-        if self.at == At::Dequeue {
-            self.decide(st, q)
-        } else {
-            Verdict::Pass
-        }
+        self.at.only(At::Dequeue, || self.decide(st, q))
     }
 }
 

@@ -31,28 +31,30 @@ pub struct Poisson {
     pub flows: Vec<u32>,
 }
 
-/// A flow-size CDF by shipped name, or else read from a CSV file.
-pub fn load_cdf(spec: &str) -> Result<FlowSizeCdf, Error> {
-    match FlowSizeCdf::builtin(spec) {
-        Ok(c) => Ok(c),
+/// A shipped table by name, or else one read from a CSV file at that path.
+fn load_named<T>(
+    spec: &str,
+    builtin: fn(&str) -> Result<T, Error>,
+    from_csv: fn(&str, &str) -> Result<T, Error>,
+) -> Result<T, Error> {
+    match builtin(spec) {
+        Ok(t) => Ok(t),
         Err(_) if std::path::Path::new(spec).exists() => {
             let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
-            FlowSizeCdf::from_csv(spec, &text)
+            from_csv(spec, &text)
         }
         Err(e) => Err(e),
     }
 }
 
-/// An RTT distribution by shipped name, or else read from a CSV file.
+/// A flow-size CDF by shipped name (`websearch`, …) or CSV path.
+pub fn load_cdf(spec: &str) -> Result<FlowSizeCdf, Error> {
+    load_named(spec, FlowSizeCdf::builtin, FlowSizeCdf::from_csv)
+}
+
+/// An RTT distribution by shipped name (`longtail_80_240us`, …) or CSV path.
 pub fn load_rtt(spec: &str) -> Result<RttDist, Error> {
-    match RttDist::builtin(spec) {
-        Ok(d) => Ok(d),
-        Err(_) if std::path::Path::new(spec).exists() => {
-            let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
-            RttDist::from_csv(spec, &text)
-        }
-        Err(e) => Err(e),
-    }
+    load_named(spec, RttDist::builtin, RttDist::from_csv)
 }
 
 fn path(idx: u32, f: &str) -> String {
