@@ -26,6 +26,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("mqecn-fig2", include_str!("../../../../experiments/mqecn/fig2.toml")),
     ("mqecn-fig3", include_str!("../../../../experiments/mqecn/fig3.toml")),
     ("mqecn-fig6", include_str!("../../../../experiments/mqecn/fig6.toml")),
+    ("mqecn-fig7-8", include_str!("../../../../experiments/mqecn/fig7-8.toml")),
     ("mqecn-ls", include_str!("../../../../experiments/mqecn/ls.toml")),
 ];
 

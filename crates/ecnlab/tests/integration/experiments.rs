@@ -62,6 +62,7 @@ quick_tests! {
     mqecn_fig2 => "mqecn-fig2",
     mqecn_fig3 => "mqecn-fig3",
     mqecn_fig6 => "mqecn-fig6",
+    mqecn_fig7_8 => "mqecn-fig7-8",
     mqecn_ls => "mqecn-ls",
 }
 
