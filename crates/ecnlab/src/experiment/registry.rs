@@ -22,6 +22,8 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("pmsb-fig13", include_str!("../../../../experiments/pmsb/fig13.toml")),
     ("pmsb-fig14", include_str!("../../../../experiments/pmsb/fig14.toml")),
     ("pmsb-fig15", include_str!("../../../../experiments/pmsb/fig15.toml")),
+    ("pmsb-ls-dwrr", include_str!("../../../../experiments/pmsb/ls-dwrr.toml")),
+    ("pmsb-ls-wfq", include_str!("../../../../experiments/pmsb/ls-wfq.toml")),
     ("mqecn-fig1", include_str!("../../../../experiments/mqecn/fig1.toml")),
     ("mqecn-fig2", include_str!("../../../../experiments/mqecn/fig2.toml")),
     ("mqecn-fig3", include_str!("../../../../experiments/mqecn/fig3.toml")),

@@ -58,6 +58,8 @@ quick_tests! {
     pmsb_fig13 => "pmsb-fig13",
     pmsb_fig14 => "pmsb-fig14",
     pmsb_fig15 => "pmsb-fig15",
+    pmsb_ls_dwrr => "pmsb-ls-dwrr",
+    pmsb_ls_wfq => "pmsb-ls-wfq",
     mqecn_fig1 => "mqecn-fig1",
     mqecn_fig2 => "mqecn-fig2",
     mqecn_fig3 => "mqecn-fig3",
