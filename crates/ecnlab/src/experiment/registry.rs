@@ -30,6 +30,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("mqecn-fig6", include_str!("../../../../experiments/mqecn/fig6.toml")),
     ("mqecn-fig7-8", include_str!("../../../../experiments/mqecn/fig7-8.toml")),
     ("mqecn-ls", include_str!("../../../../experiments/mqecn/ls.toml")),
+    ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

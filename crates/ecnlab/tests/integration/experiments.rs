@@ -66,6 +66,7 @@ quick_tests! {
     mqecn_fig6 => "mqecn-fig6",
     mqecn_fig7_8 => "mqecn-fig7-8",
     mqecn_ls => "mqecn-ls",
+    ecnsharp_fig9_10 => "ecnsharp-fig9-10",
 }
 
 #[test]
