@@ -75,6 +75,9 @@ pub struct Scale {
     #[serde(default)]
     pub axis: BTreeMap<String, Vec<toml::Value>>,
     pub seeds: Option<u32>,
+    /// Constants replacing the definition's at this scale.
+    #[serde(default)]
+    pub constants: BTreeMap<String, f64>,
     pub search_lo: Option<i64>,
     pub search_hi: Option<i64>,
     pub search_also: Option<Vec<i64>>,

@@ -36,6 +36,12 @@ pub fn reproduce(id: &str, opts: &Options) -> Result<Outcome, Error> {
 
 pub fn reproduce_def(def: &Definition, opts: &Options) -> Result<Outcome, Error> {
     let t0 = std::time::Instant::now();
+    let mut def = def.clone();
+    if let Some(s) = def.scale.get(opts.scale.name()) {
+        let overrides = s.constants.clone();
+        def.constants.extend(overrides);
+    }
+    let def = &def;
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::Io(format!("{}: {e}", opts.out.display())))?;
     let g = runner::run_grid(def, opts)?;
     runner::write_tables(def, &g, &opts.out)?;

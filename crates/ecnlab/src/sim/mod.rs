@@ -596,12 +596,19 @@ impl Sim {
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
     /// still queued, in transmission or on a link.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 =
-            self.ports.iter().map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64).sum();
+        let in_network: u64 = self
+            .ports
+            .iter()
+            .map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64 + p.late.len() as u64)
+            .sum();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
-                "injected {} ≠ consumed {} + dropped {} + in network {}",
-                self.injected, self.consumed, self.dropped, in_network
+                "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
+                self.injected,
+                self.consumed,
+                self.dropped,
+                in_network,
+                self.pool.live()
             ));
         }
         if self.pool.live() as u64 != in_network {
