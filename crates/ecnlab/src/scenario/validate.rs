@@ -497,9 +497,15 @@ impl Scenario {
                 if let Some(d) = dst {
                     self.host(&p("dst"), *d)?;
                 }
-                let senders = hosts.as_ref().map_or(self.host_count() as usize, |h| h.0.len());
-                if senders < 2 && dst.is_none() {
-                    return err(p("hosts"), "all-to-all traffic needs ≥ 2 hosts");
+                let mut senders: Vec<u32> =
+                    hosts.as_ref().map_or_else(|| (0..self.host_count()).collect(), |h| h.0.clone());
+                senders.sort_unstable();
+                senders.dedup();
+                senders.retain(|h| Some(*h) != *dst);
+                match dst {
+                    None if senders.len() < 2 => return err(p("hosts"), "all-to-all traffic needs ≥ 2 distinct hosts"),
+                    Some(_) if senders.is_empty() => return err(p("hosts"), "needs ≥ 1 sender other than dst"),
+                    _ => {}
                 }
                 if !(*load > 0.0 && *load <= 10.0) {
                     return err(p("load"), format!("must be in (0, 10], got {load}"));
@@ -524,8 +530,8 @@ impl Scenario {
                         probabilities.len()
                     }
                 };
-                if n_services == 0 {
-                    return err(p("services.count"), "must be ≥ 1");
+                if n_services == 0 || n_services > 256 {
+                    return err(p("services"), "1 to 256 services (each is a class)");
                 }
                 if cdf.is_empty() || n_services % cdf.len() != 0 {
                     return err(p("cdf"), format!("one CDF, or one per group of services ({n_services} services)"));

@@ -66,10 +66,12 @@ impl Poisson {
         let Workload::Poisson { hosts, dst, load, flows, stop, cdf, services, rtt, .. } = w else {
             unreachable!("Poisson::new on another workload")
         };
-        let hosts: Vec<u32> = match hosts {
+        let mut hosts: Vec<u32> = match hosts {
             Some(h) => h.0.iter().copied().filter(|h| Some(*h) != *dst).collect(),
             None => (0..net.hosts as u32).filter(|h| Some(*h) != *dst).collect(),
         };
+        hosts.sort_unstable();
+        hosts.dedup();
         let n_services = match services {
             Services::Single => 1,
             Services::Random { count } | Services::Pairs { count } => *count as usize,
