@@ -30,6 +30,9 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("mqecn-fig6", include_str!("../../../../experiments/mqecn/fig6.toml")),
     ("mqecn-fig7-8", include_str!("../../../../experiments/mqecn/fig7-8.toml")),
     ("mqecn-ls", include_str!("../../../../experiments/mqecn/ls.toml")),
+    ("mqecn-ls-32q", include_str!("../../../../experiments/mqecn/ls-32q.toml")),
+    ("mqecn-ls-ecnstar", include_str!("../../../../experiments/mqecn/ls-ecnstar.toml")),
+    ("mqecn-ls-params", include_str!("../../../../experiments/mqecn/ls-params.toml")),
     ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
 ];
 

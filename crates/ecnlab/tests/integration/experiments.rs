@@ -66,6 +66,9 @@ quick_tests! {
     mqecn_fig6 => "mqecn-fig6",
     mqecn_fig7_8 => "mqecn-fig7-8",
     mqecn_ls => "mqecn-ls",
+    mqecn_ls_32q => "mqecn-ls-32q",
+    mqecn_ls_ecnstar => "mqecn-ls-ecnstar",
+    mqecn_ls_params => "mqecn-ls-params",
     ecnsharp_fig9_10 => "ecnsharp-fig9-10",
 }
 
