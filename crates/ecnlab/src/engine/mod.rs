@@ -20,6 +20,8 @@ pub enum Event {
     NicReady { host: u32 },
     /// A workload generator acts (start a flow, next arrival, next incast round, probe).
     Workload { idx: u32 },
+    /// The statistics window opens (`observe.warmup`).
+    WindowStart,
     /// Periodic observation sample.
     Sample,
     /// A boundary between observation phases (`observe.phases`).
@@ -35,7 +37,7 @@ impl Event {
             Event::Arrive { .. } | Event::LateArrive { .. } => 1,
             Event::FlowTimer { .. } | Event::NicReady { .. } => 2,
             Event::Workload { .. } => 3,
-            Event::Sample | Event::Phase { .. } => 4,
+            Event::Sample | Event::Phase { .. } | Event::WindowStart => 4,
         }
     }
 }

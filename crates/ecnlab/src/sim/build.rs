@@ -226,7 +226,7 @@ impl Sim {
         }
         sim.series.push(Series::new("queues", cols));
         let mut cols = vec!["time_s".to_string()];
-        cols.extend((0..classes).map(|c| format!("class{c}_delivered_bytes")));
+        cols.extend((0..used_classes(sc)).map(|c| format!("class{c}_delivered_bytes")));
         sim.series.push(Series::new("delivered", cols));
         let mut cols = vec!["time_s".to_string()];
         cols.extend(sc.observe.cwnd.iter().map(|f| format!("flow{f}_cwnd_bytes")));
@@ -238,6 +238,26 @@ impl Sim {
         }
         Ok(sim)
     }
+}
+
+/// Classes the workloads can put traffic in (the delivered-bytes series has one column each).
+fn used_classes(sc: &Scenario) -> usize {
+    use crate::scenario::{Services, Workload};
+    let top = sc.workloads.iter().map(|w| match w {
+        Workload::Flows { class, classes, .. } => {
+            classes.as_ref().and_then(|c| c.iter().max().copied()).unwrap_or(*class) as usize + 1
+        }
+        Workload::BackToBack { class, .. }
+        | Workload::Incast { class, .. }
+        | Workload::Probe { class, .. }
+        | Workload::Query { class, .. } => *class as usize + 1,
+        Workload::Poisson { services, .. } => match services {
+            Services::Single => 1,
+            Services::Random { count } | Services::Pairs { count } => *count as usize,
+            Services::Weighted { probabilities } => probabilities.len(),
+        },
+    });
+    top.max().unwrap_or(1)
 }
 
 fn check_resolved(m: &AnyMarker, buffer: Bytes, port: &str) -> Result<(), Error> {

@@ -115,7 +115,7 @@ impl Sim {
     pub fn run_with_progress(&mut self, progress: bool) -> Result<(), Error> {
         let started = std::time::Instant::now();
         let mut last_print = 0u64;
-        self.schedule(self.warmup, Event::Workload { idx: u32::MAX });
+        self.schedule(self.warmup, Event::WindowStart);
         if self.sample_interval > Time::ZERO {
             self.schedule(Time::ZERO, Event::Sample);
         }
@@ -154,7 +154,7 @@ impl Sim {
                 Event::FlowTimer { flow } => self.flow_timer(flow),
                 Event::NicReady { host } => self.nic_ready(host),
                 Event::LateArrive { port } => self.late_arrive(port),
-                Event::Workload { idx: u32::MAX } => self.start_window(),
+                Event::WindowStart => self.start_window(),
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
                 Event::Phase { idx } => self.phase_snapshots[idx as usize] = Some(self.class_delivered.clone()),
@@ -581,7 +581,8 @@ impl Sim {
         }
         self.series[0].rows.push(row);
         let mut row = vec![t];
-        row.extend(self.class_delivered.iter().map(|&b| b as f64));
+        let n = self.series[1].columns.len() - 1;
+        row.extend(self.class_delivered[..n].iter().map(|&b| b as f64));
         self.series[1].rows.push(row);
         if !self.cwnd_flows.is_empty() {
             let mut row = vec![t];

@@ -346,7 +346,8 @@ impl Sim {
         };
         // Keep only delivered-bytes columns of classes that carried traffic.
         if let Some(d) = series.iter_mut().find(|s| s.name == "delivered") {
-            let keep: Vec<usize> = std::iter::once(0).chain(classes.iter().map(|c| c + 1)).collect();
+            let keep: Vec<usize> =
+                std::iter::once(0).chain(classes.iter().map(|c| c + 1).filter(|&i| i < d.columns.len())).collect();
             d.columns = keep.iter().map(|&i| d.columns[i].clone()).collect();
             for r in &mut d.rows {
                 *r = keep.iter().map(|&i| r[i]).collect();
