@@ -125,6 +125,33 @@ mod tests {
     }
 
     #[test]
+    fn ecmp_spreads_flows_within_10_percent_across_twelve_spines() {
+        let t = Topology::LeafSpine {
+            leaves: 12,
+            spines: 12,
+            hosts_per_leaf: 12,
+            rate: Rate::gbps(10),
+            delay: Time::from_us(1),
+            fabric_rate: None,
+            fabric_delay: None,
+            host_links: vec![],
+        };
+        let (switches, links) = t.links();
+        let net = Network::build(144, switches as usize, &links, Bytes(1500)).unwrap();
+        // Flows from leaf 0 to leaf 11, hashed as the simulator hashes them (flow id × constant ^ seed).
+        let mut per_spine = [0u32; 12];
+        for flow in 0..24_000u64 {
+            let hash = flow.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 1;
+            let p = net.route(0, 143, hash);
+            match net.ports[p as usize].to {
+                Node::Switch(s) => per_spine[(s - 12) as usize] += 1,
+                other => panic!("leaf 0 sent a remote flow to {other:?}"),
+            }
+        }
+        assert!(per_spine.iter().all(|&c| (c as f64 - 2_000.0).abs() <= 200.0), "{per_spine:?}");
+    }
+
+    #[test]
     fn fat_tree_k4_has_16_hosts_20_switches_and_six_hop_paths() {
         let t = Topology::FatTree { k: 4, rate: Rate::gbps(10), delay: Time::from_us(1), host_links: vec![] };
         let (switches, links) = t.links();
