@@ -26,6 +26,43 @@ fn reference_fct_ps(size: u64) -> u64 {
 }
 
 #[test]
+fn small_flows_at_load_0_1_finish_within_1_3_times_their_idle_network_time() {
+    // Many-to-one web search at 10 % load on the same star: queues are rare, so small flows should take about
+    // as long as alone (issue 8: mean slowdown within 1.3× of the idle-network values).
+    let text = r#"
+duration = "100s"
+[topology]
+kind = "star"
+hosts = 9
+rate = "10Gbps"
+delay = "5us"
+[transport]
+cc = { kind = "dctcp" }
+initial_window = 10
+[switch]
+buffer = "1MB"
+marker = { kind = "threshold", threshold = "65pkt" }
+[[workloads]]
+kind = "poisson"
+hosts = "1-8"
+dst = 0
+load = 0.1
+flows = 3000
+cdf = ["websearch_bytes"]
+"#;
+    let r = run_text(text, &[]);
+    let (mut sum, mut n) = (0.0, 0);
+    for f in r.flows.iter().filter(|f| f.size_bytes.is_some_and(|s| s <= 100_000)) {
+        let idle = reference_fct_ps(f.size_bytes.unwrap()) as f64;
+        sum += f.fct_s.expect("finished at 10 % load") * 1e12 / idle;
+        n += 1;
+    }
+    let ratio = sum / n as f64;
+    assert!(n > 1000, "{n} small flows");
+    assert!((1.0..=1.3).contains(&ratio), "mean of FCT / idle-network FCT over {n} small flows: {ratio}");
+}
+
+#[test]
 fn one_flow_on_an_idle_network_finishes_at_the_slow_start_time() {
     for size in [1_000, MSS, 5 * MSS, 10 * MSS, 16 * MSS, 100 * MSS, 1_000_000, 10_000_000] {
         let text = format!(
