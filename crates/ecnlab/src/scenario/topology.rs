@@ -102,18 +102,23 @@ mod tests {
     use crate::net::Network;
     use crate::units::Bytes;
 
-    #[test]
-    fn leaf_spine_has_four_hop_paths_and_ecmp_over_every_spine() {
-        let t = Topology::LeafSpine {
-            leaves: 4,
-            spines: 4,
+    /// `leaves` × 12 hosts, `spines` spines, 10 Gb/s, 1 us links.
+    fn leaf_spine(leaves: u32, spines: u32) -> Topology {
+        Topology::LeafSpine {
+            leaves,
+            spines,
             hosts_per_leaf: 12,
             rate: Rate::gbps(10),
             delay: Time::from_us(1),
             fabric_rate: None,
             fabric_delay: None,
             host_links: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn leaf_spine_has_four_hop_paths_and_ecmp_over_every_spine() {
+        let t = leaf_spine(4, 4);
         let (switches, links) = t.links();
         assert_eq!((t.host_count(), switches, links.len()), (48, 8, 48 + 16));
         let net = Network::build(48, switches as usize, &links, Bytes(1500)).unwrap();
@@ -126,16 +131,7 @@ mod tests {
 
     #[test]
     fn ecmp_spreads_flows_within_10_percent_across_twelve_spines() {
-        let t = Topology::LeafSpine {
-            leaves: 12,
-            spines: 12,
-            hosts_per_leaf: 12,
-            rate: Rate::gbps(10),
-            delay: Time::from_us(1),
-            fabric_rate: None,
-            fabric_delay: None,
-            host_links: vec![],
-        };
+        let t = leaf_spine(12, 12);
         let (switches, links) = t.links();
         let net = Network::build(144, switches as usize, &links, Bytes(1500)).unwrap();
         // Flows from leaf 0 to leaf 11, hashed as the simulator hashes them (flow id × constant ^ seed).
