@@ -121,6 +121,14 @@ impl Scenario {
             }
         }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
+        if let Some(p) = t.pias {
+            if (self.switch.queues as usize) < p.levels() {
+                return err(
+                    "transport.pias.thresholds",
+                    format!("{} priorities need switch.queues ≥ {}, got {}", p.levels(), p.levels(), self.switch.queues),
+                );
+            }
+        }
         self.validate_ports()?;
         for (i, w) in self.workloads.iter().enumerate() {
             self.validate_workload(&format!("workloads.{i}"), w)?;

@@ -1,13 +1,16 @@
-//! Sans-IO transport endpoints: TCP with pluggable congestion control (ECN off, ECN* = RFC 3168, DCTCP).
+//! Sans-IO transport endpoints: TCP with pluggable congestion control (ECN off, ECN* = RFC 3168, DCTCP) and
+//! PIAS tagging.
 //!
 //! Endpoints never touch the network: the host hands them packets (`on_packet`) and timer expiries
 //! (`on_timer`), and drains what they want to send (`poll_transmit`). That keeps them testable as traces.
 
 pub mod cc;
+pub mod pias;
 pub mod receiver;
 pub mod sender;
 
 pub use cc::{Cc, CcConfig};
+pub use pias::Pias;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
@@ -69,6 +72,8 @@ pub struct TcpConfig {
     /// a lone sender as fast as the path backs up in the stack, not in an ever-growing NIC queue).
     pub nic_limit: crate::units::Bytes,
     pub cc: CcConfig,
+    /// PIAS priority tagging (`None`: every packet travels in its flow's service class).
+    pub pias: Option<Pias>,
 }
 
 impl Default for TcpConfig {
@@ -87,6 +92,7 @@ impl Default for TcpConfig {
             restart_after_idle: true,
             nic_limit: crate::units::Bytes(3000),
             cc: CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 },
+            pias: None,
         }
     }
 }

@@ -12,6 +12,8 @@ pub struct TcpReceiver {
     addr: FlowAddr,
     echo: Echo,
     ect_acks: bool,
+    /// ACKs travel in the flow's class, or at the top priority under PIAS.
+    ack_class: u8,
     delack: Option<(u32, Time)>,
     sack: bool,
     /// Next byte expected in order.
@@ -37,6 +39,7 @@ impl TcpReceiver {
             addr,
             echo: cfg.cc.echo(),
             ect_acks: cfg.ect == EctPolicy::All && cfg.cc.ecn_capable(),
+            ack_class: if cfg.pias.is_some() { 0 } else { addr.class },
             delack: cfg.delayed_ack.filter(|d| d.count > 1).map(|d| (d.count, d.timeout)),
             sack: cfg.recovery == super::Recovery::Sack,
             rcv_nxt: 0,
@@ -98,7 +101,7 @@ impl TcpReceiver {
             dst: self.addr.src,
             kind,
             ecn: if self.ect_acks { Ecn::Ect } else { Ecn::NotEct },
-            class: self.addr.class,
+            class: self.ack_class,
             ece: self.ece(),
             wire: HEADER_BYTES,
             ack: self.rcv_nxt,

@@ -481,7 +481,11 @@ impl TcpSender {
             dst: self.addr.dst,
             kind,
             ecn: if ect { Ecn::Ect } else { Ecn::NotEct },
-            class: self.addr.class,
+            class: match self.cfg.pias {
+                Some(p) if kind == Kind::Data => p.priority(seq),
+                Some(_) => 0,
+                None => self.addr.class,
+            },
             retx,
             wire: len + HEADER_BYTES,
             seq,

@@ -5,5 +5,6 @@ mod bad_input;
 mod common;
 mod core;
 mod experiments;
+mod flowsched;
 mod schemes;
 mod theory;
