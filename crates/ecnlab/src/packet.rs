@@ -73,6 +73,8 @@ pub struct Packet {
     pub ts_echo: Time,
     /// When the packet entered its current queue (set by the port).
     pub enqueued_at: Time,
+    /// The link (upstream egress port id) it last arrived on at a switch: PFC's ingress accounting.
+    pub ingress: u32,
     /// The sender's congestion window in segments when the packet left (ECN* Table 1 reads it).
     pub cwnd_segments: u32,
 }

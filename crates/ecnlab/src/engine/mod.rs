@@ -26,6 +26,8 @@ pub enum Event {
     Sample,
     /// A boundary between observation phases (`observe.phases`).
     Phase { idx: u32 },
+    /// A PFC PAUSE (`pause`) or RESUME for priority `prio` reaches the transmitter of `port`.
+    Pfc { port: u32, prio: u8, pause: bool },
 }
 
 impl Event {
@@ -34,7 +36,7 @@ impl Event {
     fn phase(self) -> u8 {
         match self {
             Event::TxDone { .. } => 0,
-            Event::Arrive { .. } | Event::LateArrive { .. } => 1,
+            Event::Arrive { .. } | Event::LateArrive { .. } | Event::Pfc { .. } => 1,
             Event::FlowTimer { .. } | Event::NicReady { .. } => 2,
             Event::Workload { .. } => 3,
             Event::Sample | Event::Phase { .. } | Event::WindowStart => 4,

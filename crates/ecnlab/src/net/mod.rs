@@ -1,6 +1,8 @@
 //! The network graph: hosts, switches, one egress port per link direction, and shortest-path routing with
 //! per-flow ECMP.
 
+pub mod pfc;
+
 use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
 

@@ -10,6 +10,7 @@ pub use occupancy::{Occupancy, OccupancyStats};
 pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
+use crate::net::pfc::{self, PauseState, Signal};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView, RoundEvent};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
@@ -129,14 +130,23 @@ pub struct Port {
     nic_free_at: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
     ps_per_byte: Option<u64>,
+    /// PFC: priorities the downstream paused, and the queues that leaves unservable.
+    pub pause: PauseState,
+    paused_queues: u64,
+    /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
+    pub lossless: u8,
 }
 
-struct View<'a>(&'a [Queue]);
+/// The scheduler's view: a paused queue looks empty.
+struct View<'a>(&'a [Queue], u64);
 impl QueueView for View<'_> {
     fn n(&self) -> usize {
         self.0.len()
     }
     fn head(&self, q: usize) -> Option<u32> {
+        if self.1 & (1 << q) != 0 {
+            return None;
+        }
         self.0[q].fifo.front().map(|&(_, w)| w)
     }
 }
@@ -174,6 +184,9 @@ impl Port {
             shared: None,
             nic_free_at: Time::ZERO,
             ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),
+            pause: PauseState::default(),
+            paused_queues: 0,
+            lossless: 0,
             cfg,
         }
     }
@@ -251,7 +264,10 @@ impl Port {
 
     /// Buffer admission, the marker at enqueue, and the FIFO. The caller frees dropped packets.
     /// Buffer admission: the port buffer, the queue's static limit, and the shared pool's dynamic threshold.
-    fn admits(&self, q: usize, wire: u64, shared: &Option<&mut SharedBuffer>) -> bool {
+    fn admits(&self, q: usize, class: u8, wire: u64, shared: &Option<&mut SharedBuffer>) -> bool {
+        if self.lossless & (1 << pfc::priority(class)) != 0 {
+            return true;
+        }
         let limit = self.cfg.queue_limits.get(q).or(self.cfg.queue_limits.last()).map_or(u64::MAX, |b| b.0);
         self.port_bytes + wire <= self.cfg.buffer.0
             && self.queues[q].bytes + wire <= limit
@@ -274,7 +290,7 @@ impl Port {
         c.arrived_pkts += 1;
         c.arrived_bytes += wire;
         let pool_bytes = shared.as_ref().map_or(0, |s| s.used + wire);
-        if !self.admits(q, wire, &shared) {
+        if !self.admits(q, p.class, wire, &shared) {
             self.queues[q].counters.drops[DropReason::BufferFull as usize] += 1;
             return Admit::Dropped(DropReason::BufferFull);
         }
@@ -316,7 +332,7 @@ impl Port {
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<(PacketId, usize, bool)> {
         loop {
-            let picked = self.sched.pick(&View(&self.queues), now, &mut self.rounds);
+            let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.rounds);
             self.drain_rounds();
             let q = picked?;
             let (id, wire) = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
@@ -377,6 +393,20 @@ impl Port {
         c.sent_pkts += 1;
         c.sent_bytes += wire.0;
         self.nic_free_at + self.cfg.delay
+    }
+
+    /// A PAUSE or RESUME from downstream for priority `prio`; returns whether anything changed.
+    pub fn pfc_signal(&mut self, now: Time, prio: usize, signal: Signal) -> bool {
+        if !self.pause.apply(now, prio, signal) {
+            return false;
+        }
+        self.paused_queues = 0;
+        for p in 0..pfc::PRIORITIES {
+            if self.pause.is_paused(p) {
+                self.paused_queues |= 1 << self.classify(p as u8);
+            }
+        }
+        true
     }
 
     pub fn is_empty(&self) -> bool {

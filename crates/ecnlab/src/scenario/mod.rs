@@ -123,6 +123,8 @@ pub struct PortSettings {
     pub queue_limits: Vec<Bytes>,
     /// A switch-wide shared buffer pool with dynamic thresholds (only under `[switch]`, not per port).
     pub pool: Option<PoolConfig>,
+    /// Priority flow control on every switch port (only under `[switch]`, not per port).
+    pub pfc: Option<crate::net::pfc::PfcConfig>,
 }
 
 /// One shared buffer pool per switch (a Broadcom "service pool"): a queue admits a packet while its backlog
@@ -150,6 +152,7 @@ impl Default for PortSettings {
             non_ect: NonEct::Pass,
             queue_limits: Vec::new(),
             pool: None,
+            pfc: None,
         }
     }
 }

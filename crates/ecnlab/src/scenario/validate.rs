@@ -239,6 +239,7 @@ impl Scenario {
             non_ect: o.non_ect.unwrap_or(s.non_ect),
             queue_limits: o.queue_limits.clone().unwrap_or_else(|| s.queue_limits.clone()),
             pool: s.pool.clone(),
+            pfc: s.pfc.clone(),
         }
     }
 
@@ -343,6 +344,25 @@ impl Scenario {
         }
     }
 
+    fn validate_pfc(&self, path: &str, pfc: &crate::net::pfc::PfcConfig, p: &PortSettings) -> Result<(), Error> {
+        if pfc.xoff.0 < self.mtu.0 {
+            return err(format!("{path}.pfc.xoff"), format!("must hold at least one MTU ({})", self.mtu));
+        }
+        if pfc.xon.is_some_and(|x| x > pfc.xoff) {
+            return err(format!("{path}.pfc.xon"), format!("must be ≤ xoff ({})", pfc.xoff));
+        }
+        if let Some(i) = pfc.priorities.iter().position(|&q| q as usize >= crate::net::pfc::PRIORITIES) {
+            return err(format!("{path}.pfc.priorities.{i}"), "priorities are 0 … 7");
+        }
+        if p.queues > 1 && !matches!(p.scheduler, SchedulerConfig::Sp) {
+            return err(
+                format!("{path}.scheduler.kind"),
+                "PFC pauses queues, which only the strict-priority scheduler (\"sp\") supports here",
+            );
+        }
+        Ok(())
+    }
+
     fn validate_port(&self, path: &str, p: &PortSettings, port: &PortInfo) -> Result<(), Error> {
         if p.buffer.0 < self.mtu.0 {
             return err(format!("{path}.buffer"), format!("must hold at least one MTU ({})", self.mtu));
@@ -364,6 +384,9 @@ impl Scenario {
             if let Some(i) = pool.alpha.iter().position(|a| !(*a > 0.0 && a.is_finite())) {
                 return err(format!("{path}.pool.alpha.{i}"), "α must be > 0");
             }
+        }
+        if let Some(pfc) = &p.pfc {
+            self.validate_pfc(path, pfc, p)?;
         }
         if matches!(
             &p.marker,

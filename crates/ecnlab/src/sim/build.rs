@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::mark::ecnsharp::Level;
 use crate::mark::mqecn::Shape;
 use crate::mark::{AnyMarker, Codel, EcnSharp, MqEcn, Pmsb, Red, Tcn, Threshold};
+use crate::net::pfc::{Pfc, PfcConfig};
 use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
@@ -146,6 +147,7 @@ impl Sim {
                         queue_limits: s.queue_limits.clone(),
                     };
                     let mut port = Port::new(cfg, sched, marker, hist);
+                    port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
                     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
                         port.shared = Some(sw);
                     }
@@ -171,6 +173,7 @@ impl Sim {
             None => None,
             Some(t) => Some(TraceSpec::new(t, &net, &settings)?),
         };
+        let pfc = sc.switch.pfc.as_ref().map(|c| pfc_state(c, &net, sc));
         let classes = 256;
         let mut sim = Sim {
             now: Time::ZERO,
@@ -216,6 +219,8 @@ impl Sim {
             injected: 0,
             consumed: 0,
             dropped: 0,
+            pfc,
+            pfc_error: None,
             net,
         };
         let mut cols = vec!["time_s".to_string()];
@@ -237,6 +242,28 @@ impl Sim {
             }
         }
         Ok(sim)
+    }
+}
+
+/// PFC ingress state for every link into a switch, with its XOFF + headroom bound.
+fn pfc_state(c: &PfcConfig, net: &Network, sc: &Scenario) -> Pfc {
+    let limit = net
+        .ports
+        .iter()
+        .map(|p| {
+            let upstream_backlog = match p.from {
+                Node::Host(_) => Bytes(sc.transport.nic_limit.0 + sc.mtu.0),
+                Node::Switch(_) => Bytes::ZERO,
+            };
+            c.xoff.0 + c.headroom_for(p.rate, p.delay, sc.mtu, upstream_backlog).0
+        })
+        .collect();
+    Pfc {
+        xoff: c.xoff.0,
+        xon: c.xon(sc.mtu).0,
+        lossless: c.lossless_mask(),
+        limit,
+        ingress: vec![Default::default(); net.ports.len()],
     }
 }
 

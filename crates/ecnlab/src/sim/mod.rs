@@ -12,6 +12,7 @@ pub use traffic::{load_cdf, load_rtt};
 use crate::engine::{Event, EventQueue, Rng};
 use crate::error::Error;
 use crate::mark::DropReason;
+use crate::net::pfc::{self, Pfc, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool};
@@ -98,6 +99,10 @@ pub struct Sim {
     pub injected: u64,
     pub consumed: u64,
     pub dropped: u64,
+    /// Ingress accounting when `switch.pfc` is on.
+    pub pfc: Option<Pfc>,
+    /// The first PFC violation (headroom exceeded, lossless packet dropped): fails the run.
+    pfc_error: Option<String>,
 }
 
 impl Sim {
@@ -158,6 +163,10 @@ impl Sim {
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
                 Event::Phase { idx } => self.phase_snapshots[idx as usize] = Some(self.class_delivered.clone()),
+                Event::Pfc { port, prio, pause } => self.pfc_frame(port, prio as usize, pause),
+            }
+            if let Some(e) = self.pfc_error.take() {
+                return Err(Error::Run(format!("PFC: {e} (t = {})", self.now)));
             }
         }
         self.now = self.duration;
@@ -187,6 +196,8 @@ impl Sim {
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
         match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
             Some((id, q, marked)) => {
+                self.pfc_release(id);
+                let p = &mut self.ports[port as usize];
                 let wire = self.pool.get(id).wire_bytes();
                 let tx = p.tx_time(wire);
                 p.in_tx = Some((id, wire.0 as u32, now + tx));
@@ -197,9 +208,11 @@ impl Sim {
                     self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
                 }
             }
-            None => p.marker.on_idle(now),
+            None => self.ports[port as usize].marker.on_idle(now),
         }
         while let Some((id, q, reason)) = self.drop_scratch.pop() {
+            self.pfc_release(id);
+            self.lossless_drop_check(port, id, reason);
             if self.trace.is_some() {
                 self.record(port, q, id, TraceKind::Drop, reason.name());
             }
@@ -221,7 +234,8 @@ impl Sim {
     fn deliver(&mut self, port: u32, id: PacketId) {
         match self.net.ports[port as usize].to {
             Node::Switch(s) => {
-                let pkt = self.pool.get(id);
+                let pkt = self.pool.get_mut(id);
+                pkt.ingress = port;
                 let hash = (pkt.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.seed;
                 let out = self.net.route(s, pkt.dst, hash);
                 self.enqueue(out, id);
@@ -241,6 +255,7 @@ impl Sim {
         let admit = p.enqueue(self.now, id, &mut self.pool, shared);
         match admit {
             Admit::Queued { queue, marked } => {
+                self.pfc_hold(id);
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Enqueue };
                     self.record(port, queue, id, kind, if marked { "enqueue" } else { "" });
@@ -250,6 +265,7 @@ impl Sim {
                 }
             }
             Admit::Dropped(reason) => {
+                self.lossless_drop_check(port, id, reason);
                 if self.trace.is_some() {
                     let q = self.ports[port as usize].classify(self.pool.get(id).class);
                     self.record(port, q, id, TraceKind::Drop, reason.name());
@@ -257,6 +273,66 @@ impl Sim {
                 self.pool.free(id);
                 self.dropped += 1;
             }
+        }
+    }
+
+    /// PFC: a lossless packet queued at a switch counts toward its ingress link's priority.
+    fn pfc_hold(&mut self, id: PacketId) {
+        let Some(pfc) = &mut self.pfc else { return };
+        let p = self.pool.get(id);
+        let prio = pfc::priority(p.class);
+        if !pfc.is_lossless(prio) {
+            return;
+        }
+        match pfc.arrive(p.ingress, prio, p.wire as u64) {
+            Ok(Some(signal)) => self.send_pfc_frame(p.ingress, prio, signal),
+            Ok(None) => {}
+            Err(e) => self.pfc_error = Some(format!("{} ingress: {e}", self.net.ports[p.ingress as usize].name())),
+        }
+    }
+
+    /// PFC: a lossless packet leaves its switch (sent or dropped).
+    fn pfc_release(&mut self, id: PacketId) {
+        let Some(pfc) = &mut self.pfc else { return };
+        let p = self.pool.get(id);
+        let prio = pfc::priority(p.class);
+        if pfc.is_lossless(prio) {
+            if let Some(signal) = pfc.depart(p.ingress, prio, p.wire as u64) {
+                self.send_pfc_frame(p.ingress, prio, signal);
+            }
+        }
+    }
+
+    /// 802.1Qbb forbids dropping a lossless priority; a marker's drop verdict on one fails the run.
+    fn lossless_drop_check(&mut self, port: u32, id: PacketId, reason: DropReason) {
+        if self.ports[port as usize].lossless & (1 << pfc::priority(self.pool.get(id).class)) != 0 {
+            self.pfc_error.get_or_insert_with(|| {
+                format!(
+                    "port {} dropped a packet of a lossless priority ({}): use a marking-only scheme with PFC",
+                    self.net.ports[port as usize].name(),
+                    reason.name()
+                )
+            });
+        }
+    }
+
+    /// A PAUSE/RESUME frame travels back over the link whose transmitter is `link`.
+    fn send_pfc_frame(&mut self, link: u32, prio: usize, signal: Signal) {
+        let p = &self.ports[link as usize];
+        let at = self.now + p.cfg.delay + p.tx_time(pfc::PAUSE_FRAME);
+        self.schedule(at, Event::Pfc { port: link, prio: prio as u8, pause: signal == Signal::Pause });
+    }
+
+    /// A PAUSE/RESUME reaches a transmitter: a switch port stops or restarts serving the priority; a host NIC
+    /// holds back its flows of that priority (what it has already committed still leaves).
+    fn pfc_frame(&mut self, port: u32, prio: usize, pause: bool) {
+        let signal = if pause { Signal::Pause } else { Signal::Resume };
+        if !self.ports[port as usize].pfc_signal(self.now, prio, signal) || pause {
+            return;
+        }
+        match self.net.ports[port as usize].from {
+            Node::Switch(_) => self.start_tx(port),
+            Node::Host(h) => self.nic_ready(h),
         }
     }
 
@@ -383,6 +459,11 @@ impl Sim {
                 self.block_on_nic(host, flow);
                 break;
             }
+            if self.flow_paused(flow) {
+                self.flows[flow as usize].nic_blocked = true;
+                self.hosts[host as usize].blocked.push_back(flow);
+                break;
+            }
             let f = &mut self.flows[flow as usize];
             let Some(p) = f.sender.poll_transmit(now) else {
                 break;
@@ -410,6 +491,13 @@ impl Sim {
         port.nic_backlog(self.now) > port.tx_time(self.tcp.nic_limit)
     }
 
+    /// PFC paused the priority of the flow's data at its host's NIC.
+    fn flow_paused(&self, flow: u32) -> bool {
+        let f = &self.flows[flow as usize];
+        let port = &self.ports[self.net.host_port[f.addr.src as usize] as usize];
+        port.pause.paused != 0 && port.pause.is_paused(pfc::priority(f.addr.class))
+    }
+
     /// The flow waits for its host's NIC to drain below `nic_limit`.
     fn block_on_nic(&mut self, host: u32, flow: u32) {
         self.flows[flow as usize].nic_blocked = true;
@@ -434,6 +522,9 @@ impl Sim {
             if self.nic_full(host) {
                 self.wake_when_nic_drains(host);
                 break;
+            }
+            if self.flow_paused(flow) {
+                break; // RESUME wakes the host again
             }
             self.hosts[host as usize].blocked.pop_front();
             self.flows[flow as usize].nic_blocked = false;

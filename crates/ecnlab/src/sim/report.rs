@@ -161,6 +161,36 @@ pub(crate) fn fnv(s: &str) -> String {
 
 impl Sim {
     /// Goodput per class between consecutive phase boundaries (the last closes at the end of the run).
+    /// PFC: pauses per ingress link and priority, paused time per transmitter, peak ingress bytes.
+    fn pfc_json(&self, now: Time) -> Value {
+        let pfc = self.pfc.as_ref().expect("pfc on");
+        let mut paused = Map::new();
+        let mut pauses_received = 0;
+        for (i, p) in self.ports.iter().enumerate() {
+            pauses_received += p.pause.pauses_received;
+            let t = p.pause.paused_time(now);
+            if t.iter().any(|t| *t > Time::ZERO) {
+                paused.insert(self.net.ports[i].name(), json!(t.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()));
+            }
+        }
+        let mut peak = Map::new();
+        for (i, ing) in pfc.ingress.iter().enumerate() {
+            let m = ing.peak.iter().max().copied().unwrap_or(0);
+            if m > 0 {
+                peak.insert(self.net.ports[i].name(), json!(m));
+            }
+        }
+        json!({
+            "pauses_sent": pfc.ingress.iter().map(|i| i.pauses_sent).sum::<u64>(),
+            "pauses_received": pauses_received,
+            "paused_time_s": paused,
+            "peak_ingress_bytes": peak,
+            "max_peak_ingress_bytes": pfc.ingress.iter().flat_map(|i| i.peak).max().unwrap_or(0),
+            "xoff_bytes": pfc.xoff,
+            "xon_bytes": pfc.xon,
+        })
+    }
+
     fn phases_json(&self, classes: &[usize], now: Time) -> Value {
         let mut out = vec![];
         for i in 0..self.phases.len() {
@@ -302,7 +332,7 @@ impl Sim {
         let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats.timeouts as u64).sum();
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats.retransmits as u64).sum();
         let config_toml = sc.to_toml();
-        let summary = json!({
+        let mut summary = json!({
             "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
             "scenario": {"name": sc.name, "hash": fnv(&config_toml), "seed": sc.seed},
             "sim_time_s": now.as_secs_f64(),
@@ -339,6 +369,9 @@ impl Sim {
             },
             "workloads": workloads,
         });
+        if self.pfc.is_some() {
+            summary.as_object_mut().expect("object").insert("pfc".into(), self.pfc_json(now));
+        }
         let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
             self.series.iter().filter(|s| !s.rows.is_empty()).cloned().collect()
         } else {

@@ -6,5 +6,6 @@ mod common;
 mod core;
 mod experiments;
 mod flowsched;
+mod rdma;
 mod schemes;
 mod theory;

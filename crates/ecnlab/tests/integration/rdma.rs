@@ -1,0 +1,71 @@
+//! RDMA fabrics: priority flow control (802.1Qbb) and DCQCN.
+
+use crate::common::{f, run_text};
+use ecnlab::Scenario;
+
+/// 32 senders on two leaves answer one receiver on a third: the receiver's ToR port is the incast point.
+const INCAST: &str = r#"
+duration = "0.1s"
+[topology]
+kind = "leaf_spine"
+leaves = 3
+spines = 2
+hosts_per_leaf = 16
+rate = "10Gbps"
+delay = "1us"
+[switch]
+buffer = "200KB"
+[transport]
+cc = { kind = "reno" }
+[[workloads]]
+kind = "incast"
+senders = "16-47"
+receiver = 0
+block = "64KB"
+rounds = 5
+"#;
+
+#[test]
+fn pfc_makes_a_32_to_1_incast_lossless_and_pauses_propagate_upstream() {
+    let off = run_text(INCAST, &[]);
+    assert!(f(&off.summary["totals"]["dropped_pkts"]) > 0.0, "without PFC the 200 KB port overflows");
+
+    let on = run_text(INCAST, &["switch.pfc={ xoff = \"20KB\" }"]);
+    let pfc = &on.summary["pfc"];
+    assert_eq!(f(&on.summary["totals"]["dropped_pkts"]), 0.0);
+    assert_eq!(f(&on.summary["totals"]["timeouts"]), 0.0);
+    assert_eq!(f(&on.summary["workloads"][0]["rounds_completed"]), 5.0);
+    assert!(f(&pfc["pauses_sent"]) > 0.0);
+    assert_eq!(pfc["pauses_sent"], pfc["pauses_received"], "every PAUSE reaches its transmitter within the run");
+    // Propagation: the receiver's ToR pauses the spines, whose queues then pause the senders' leaves, which
+    // pause the hosts.
+    let paused: Vec<&String> = pfc["paused_time_s"].as_object().unwrap().keys().collect();
+    let spine_to_leaf = paused.iter().any(|n| n.starts_with("s3->") || n.starts_with("s4->"));
+    let leaf_to_spine = paused.iter().any(|n| n.starts_with("s1->s") || n.starts_with("s2->s"));
+    let host = paused.iter().any(|n| n.starts_with('h'));
+    assert!(spine_to_leaf && leaf_to_spine && host, "paused transmitters: {paused:?}");
+    // 802.1Qbb headroom, computed here independently: what one 10 Gb/s, 1 us link delivers after XOFF is
+    // crossed is at most two link delays of data (1250 B each), the PAUSE frame's own time (64 B), the frame
+    // in transmission and the one that crossed (2 MTU), and a host NIC's committed backlog (3000 + 1500 B).
+    let bound = 20_000.0 + 2.0 * 1250.0 + 64.0 + 3000.0 + 4500.0;
+    assert!(f(&pfc["max_peak_ingress_bytes"]) <= bound, "{}", pfc["max_peak_ingress_bytes"]);
+    assert!(f(&pfc["max_peak_ingress_bytes"]) >= 20_000.0, "XOFF was reached");
+}
+
+#[test]
+fn pfc_rejects_round_robin_schedulers_and_fails_runs_that_drop_lossless_packets() {
+    let sets = ["switch.pfc={ xoff = \"20KB\" }".into(), "switch.queues=2".into()];
+    let dwrr = [&sets[..], &["switch.scheduler={ kind = \"dwrr\", quantum = \"1500B\" }".into()]].concat();
+    let e = Scenario::from_toml(INCAST, &dwrr).unwrap_err().to_string();
+    assert!(e.contains("switch.scheduler.kind") && e.contains("sp"), "{e}");
+
+    // A WRED profile that drops non-ECT traffic would drop lossless packets: the run must fail, loudly.
+    let drop = [
+        &sets[..],
+        &["switch.marker={ kind = \"threshold\", threshold = \"10KB\" }".into(), "switch.non_ect=\"drop\"".into()],
+    ]
+    .concat();
+    let sc = Scenario::from_toml(INCAST, &drop).expect("valid");
+    let e = ecnlab::run(&sc).err().expect("the run fails").to_string();
+    assert!(e.contains("lossless"), "{e}");
+}
