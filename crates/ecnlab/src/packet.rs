@@ -29,6 +29,10 @@ pub enum Kind {
     Request,
     ProbeRequest,
     ProbeReply,
+    /// RoCE: a negative acknowledgement (go-back-N from `ack`).
+    Nack,
+    /// RoCE: a DCQCN congestion notification packet.
+    Cnp,
 }
 
 /// Bytes of IP + TCP headers: MTU 1500 on the wire carries MSS 1460.

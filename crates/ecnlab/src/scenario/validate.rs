@@ -121,6 +121,14 @@ impl Scenario {
             }
         }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
+        if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) {
+            if t.handshake {
+                return err("transport.handshake", "RoCE (cc.kind = \"dcqcn\") has no handshake: set it false");
+            }
+            if t.pias.is_some() {
+                return err("transport.pias", "PIAS tags TCP flows; cc.kind = \"dcqcn\" does not support it");
+            }
+        }
         if let Some(p) = t.pias {
             if (self.switch.queues as usize) < p.levels() {
                 return err(

@@ -17,7 +17,7 @@ use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool};
 use crate::port::{Admit, Port};
-use crate::transport::{FlowAddr, TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
 use workload::WorkloadState;
 
@@ -36,8 +36,8 @@ pub struct Flow {
     pub start: Time,
     pub first_data: Option<Time>,
     pub finish: Option<Time>,
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
+    pub sender: Sender,
+    pub receiver: Receiver,
     pub base_rtt: Time,
     /// Delay the sender adds to each of its packets (RTT variation).
     pub extra_delay: Time,
@@ -401,19 +401,19 @@ impl Sim {
             }
             Kind::Data | Kind::Syn => {
                 let f = &mut self.flows[pkt.flow as usize];
-                let before = f.receiver.rcv_nxt;
-                f.receiver.on_packet(self.now, &pkt);
-                let after = f.receiver.rcv_nxt;
+                let before = f.receiver.rcv_nxt();
+                f.receiver.on_packet(self.now, &pkt, f.size);
+                let after = f.receiver.rcv_nxt();
                 self.class_delivered[f.addr.class as usize] += after - before;
                 if after >= f.notify_at {
                     self.on_delivered(pkt.flow);
                 }
                 self.pump(pkt.flow);
             }
-            Kind::Ack | Kind::SynAck => {
+            Kind::Ack | Kind::SynAck | Kind::Nack | Kind::Cnp => {
                 let f = &mut self.flows[pkt.flow as usize];
                 f.sender.on_packet(self.now, &pkt);
-                if let Some(r) = f.sender.rtt_sample.take() {
+                if let Some(r) = f.sender.take_rtt_sample() {
                     if self.now >= self.warmup {
                         f.rtt.add(r.0, 1);
                         self.class_rtt[f.addr.class as usize].add(r.0, 1);
@@ -438,7 +438,7 @@ impl Sim {
         let now = self.now;
         let f = &mut self.flows[flow as usize];
         f.notify_at = u64::MAX;
-        if f.size.is_some_and(|s| f.receiver.rcv_nxt >= s) && f.finish.is_none() {
+        if f.size.is_some_and(|s| f.receiver.rcv_nxt() >= s) && f.finish.is_none() {
             f.finish = Some(now);
             f.receiver.flush(now);
         }
@@ -551,15 +551,15 @@ impl Sim {
             f.timer_pending = Time::MAX;
         }
         if let Some(app) = &mut f.app {
-            while app.next <= now && !f.sender.closed {
-                let chunk = app.total.map_or(mss, |t| mss.min(t - f.sender.written));
+            while app.next <= now && !f.sender.is_closed() {
+                let chunk = app.total.map_or(mss, |t| mss.min(t - f.sender.written()));
                 f.sender.write(chunk);
                 app.next += app.interval;
-                if app.total.is_some_and(|t| f.sender.written >= t) {
-                    f.sender.closed = true;
+                if app.total.is_some_and(|t| f.sender.written() >= t) {
+                    f.sender.close();
                 }
             }
-            if f.sender.closed {
+            if f.sender.is_closed() {
                 f.app = None;
             }
         }
@@ -584,12 +584,13 @@ impl Sim {
     ) -> u32 {
         let id = self.flows.len() as u32;
         let addr = FlowAddr { flow: id, src, dst, class };
-        let mut sender = TcpSender::new(self.tcp, addr);
+        let line = self.ports[self.net.host_port[src as usize] as usize].cfg.rate;
+        let mut sender = Sender::new(self.tcp, addr, line);
         match (size, rate) {
             (_, Some(_)) => {} // the application paces its writes (flow_timer)
             (Some(s), None) => {
                 sender.write(s);
-                sender.closed = true;
+                sender.close();
             }
             (None, None) if workload_is_bulk(&self.workloads[workload as usize]) => sender.write(u64::MAX / 4),
             (None, None) => {} // written on request (incast)
@@ -608,7 +609,7 @@ impl Sim {
             start: self.now,
             first_data: None,
             finish: None,
-            receiver: TcpReceiver::new(&self.tcp, addr),
+            receiver: Receiver::new(&self.tcp, addr),
             sender,
             base_rtt: fabric_rtt + extra_delay,
             extra_delay,
@@ -637,7 +638,7 @@ impl Sim {
             p.occupancy.reset(now);
         }
         for f in &mut self.flows {
-            f.delivered_at_warmup = f.receiver.rcv_nxt;
+            f.delivered_at_warmup = f.receiver.rcv_nxt();
         }
         self.class_delivered_at_warmup = self.class_delivered.clone();
     }
@@ -678,7 +679,7 @@ impl Sim {
         if !self.cwnd_flows.is_empty() {
             let mut row = vec![t];
             for &f in &self.cwnd_flows {
-                row.push(self.flows.get(f as usize).map_or(0.0, |f| f.sender.cwnd as f64));
+                row.push(self.flows.get(f as usize).map_or(0.0, |f| f.sender.window() as f64));
             }
             self.series[2].rows.push(row);
         }

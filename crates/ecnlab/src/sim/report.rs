@@ -218,7 +218,7 @@ impl Sim {
                 let rate = self.net.ports[self.net.host_port[f.addr.src as usize] as usize].rate;
                 let ideal = f.size.map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
                 let fct = f.finish.map(|t| t - f.start);
-                let delivered = f.receiver.rcv_nxt;
+                let delivered = f.receiver.rcv_nxt();
                 let in_window = delivered.saturating_sub(f.delivered_at_warmup);
                 FlowRecord {
                     id: i as u32,
@@ -232,8 +232,8 @@ impl Sim {
                     fct_s: fct.map(Time::as_secs_f64),
                     ideal_fct_s: ideal.map(Time::as_secs_f64),
                     slowdown: fct.zip(ideal).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
-                    timeouts: f.sender.stats.timeouts,
-                    retransmits: f.sender.stats.retransmits,
+                    timeouts: f.sender.stats().timeouts,
+                    retransmits: f.sender.stats().retransmits,
                     delivered_bytes: delivered,
                     goodput_gbps: in_window as f64 * 8.0 / window / 1e9,
                 }
@@ -329,8 +329,8 @@ impl Sim {
             })
             .collect();
         let workloads: Vec<Value> = self.workloads.iter().map(|w| workload_json(w, &self.flows)).collect();
-        let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats.timeouts as u64).sum();
-        let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats.retransmits as u64).sum();
+        let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats().timeouts as u64).sum();
+        let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats().retransmits as u64).sum();
         let config_toml = sc.to_toml();
         let mut summary = json!({
             "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
@@ -407,7 +407,7 @@ fn flows_json(ids: &[u32], flows: &[super::Flow]) -> Value {
     let mut from_start: Vec<f64> = fs.iter().filter_map(|f| f.finish.map(|t| (t - f.start).as_secs_f64())).collect();
     let mut from_data: Vec<f64> =
         fs.iter().filter_map(|f| f.finish.zip(f.first_data).map(|(t, d)| (t - d).as_secs_f64())).collect();
-    let with_timeout = fs.iter().filter(|f| f.sender.stats.timeouts > 0).count();
+    let with_timeout = fs.iter().filter(|f| f.sender.stats().timeouts > 0).count();
     json!({
         "flows": fs.len(),
         "finished": from_start.len(),

@@ -248,9 +248,8 @@ impl Sim {
         };
         for &f in flows.clone().iter() {
             let s = &mut self.flows[f as usize].sender;
-            if !s.closed {
-                s.written = s.snd_max.max(s.snd_nxt);
-                s.closed = true;
+            if !s.is_closed() {
+                s.stop();
                 self.flows[f as usize].app = None;
             }
         }
@@ -312,7 +311,7 @@ impl Sim {
                         self.incast_round(idx);
                     } else {
                         for f in inc.flows.clone() {
-                            self.flows[f as usize].sender.closed = true;
+                            self.flows[f as usize].sender.close();
                         }
                     }
                 }

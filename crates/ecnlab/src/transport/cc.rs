@@ -25,6 +25,8 @@ pub enum CcConfig {
         #[serde(default = "one")]
         initial_alpha: f64,
     },
+    /// DCQCN over RoCEv2 (`transport::dcqcn`): rate-based, go-back-N; the TCP fields do not apply.
+    Dcqcn(super::dcqcn::DcqcnConfig),
 }
 
 fn default_g() -> f64 {
@@ -44,9 +46,13 @@ impl CcConfig {
             CcConfig::Reno => Echo::None,
             CcConfig::Ecnstar => Echo::LatchUntilCwr,
             CcConfig::Dctcp { .. } | CcConfig::Pmsbe { .. } => Echo::Exact,
+            CcConfig::Dcqcn(_) => Echo::None, // its receiver sends CNPs instead
         }
     }
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if let CcConfig::Dcqcn(d) = self {
+            return d.validate();
+        }
         if let CcConfig::Dctcp { g, initial_alpha } | CcConfig::Pmsbe { g, initial_alpha, .. } = *self {
             if !(g > 0.0 && g <= 1.0) {
                 return Err(("g", format!("must be in (0, 1], got {g}")));
@@ -112,7 +118,8 @@ impl Dctcp {
 impl Cc {
     pub fn new(cfg: CcConfig) -> Cc {
         match cfg {
-            CcConfig::Reno => Cc::Reno,
+            // DCQCN flows run RoCE endpoints, never a TCP sender; TCP without ECN is the neutral value.
+            CcConfig::Reno | CcConfig::Dcqcn(_) => Cc::Reno,
             CcConfig::Ecnstar => Cc::Ecnstar,
             CcConfig::Dctcp { g, initial_alpha } => {
                 Cc::Dctcp(Dctcp { g, alpha: initial_alpha, blind_below: None, acked: 0, marked: 0, window_end: 0 })

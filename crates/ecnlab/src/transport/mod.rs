@@ -5,12 +5,15 @@
 //! (`on_timer`), and drains what they want to send (`poll_transmit`). That keeps them testable as traces.
 
 pub mod cc;
+pub mod dcqcn;
 pub mod pias;
 pub mod receiver;
 pub mod sender;
 
 pub use cc::{Cc, CcConfig};
+pub use dcqcn::{DcqcnConfig, RoceReceiver, RoceSender};
 pub use pias::Pias;
+pub use sender::SenderStats;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
@@ -104,4 +107,152 @@ pub struct FlowAddr {
     pub src: u32,
     pub dst: u32,
     pub class: u8,
+}
+
+/// A flow's sending endpoint: TCP or RoCE (DCQCN). Enum dispatch keeps the host loop free of trait objects.
+#[derive(Clone, Debug)]
+pub enum Sender {
+    Tcp(TcpSender),
+    Roce(RoceSender),
+}
+
+/// A flow's receiving endpoint.
+#[derive(Clone, Debug)]
+pub enum Receiver {
+    Tcp(TcpReceiver),
+    Roce(RoceReceiver),
+}
+
+impl Sender {
+    /// The endpoint `cfg.cc` calls for; `line` is the host's link rate (DCQCN starts there).
+    pub fn new(cfg: TcpConfig, addr: FlowAddr, line: crate::units::Rate) -> Sender {
+        match cfg.cc {
+            CcConfig::Dcqcn(d) => Sender::Roce(RoceSender::new(d, cfg.mss, addr, line)),
+            _ => Sender::Tcp(TcpSender::new(cfg, addr)),
+        }
+    }
+    /// The application hands over `bytes` more to send.
+    pub fn write(&mut self, bytes: u64) {
+        match self {
+            Sender::Tcp(s) => s.write(bytes),
+            Sender::Roce(s) => s.written += bytes,
+        }
+    }
+    /// The application will write no more.
+    pub fn close(&mut self) {
+        match self {
+            Sender::Tcp(s) => s.closed = true,
+            Sender::Roce(s) => s.closed = true,
+        }
+    }
+    /// The application stops now: what was sent so far is the whole flow.
+    pub fn stop(&mut self) {
+        match self {
+            Sender::Tcp(s) => s.written = s.snd_max.max(s.snd_nxt),
+            Sender::Roce(s) => s.written = s.snd_nxt,
+        }
+        self.close();
+    }
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Sender::Tcp(s) => s.closed,
+            Sender::Roce(s) => s.closed,
+        }
+    }
+    pub fn written(&self) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.written,
+            Sender::Roce(s) => s.written,
+        }
+    }
+    /// TCP's congestion window in bytes; for DCQCN the bytes its current rate sends in 1 us.
+    pub fn window(&self) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.cwnd,
+            Sender::Roce(s) => (s.rp.rc / 8e6) as u64,
+        }
+    }
+    pub fn stats(&self) -> &SenderStats {
+        match self {
+            Sender::Tcp(s) => &s.stats,
+            Sender::Roce(s) => &s.stats,
+        }
+    }
+    pub fn on_packet(&mut self, now: Time, p: &crate::packet::Packet) {
+        match self {
+            Sender::Tcp(s) => s.on_packet(now, p),
+            Sender::Roce(s) => s.on_packet(now, p),
+        }
+    }
+    pub fn on_timer(&mut self, now: Time) {
+        match self {
+            Sender::Tcp(s) => s.on_timer(now),
+            Sender::Roce(s) => s.on_timer(now),
+        }
+    }
+    pub fn next_timer(&self) -> Option<Time> {
+        match self {
+            Sender::Tcp(s) => s.next_timer(),
+            Sender::Roce(s) => s.next_timer(),
+        }
+    }
+    pub fn poll_transmit(&mut self, now: Time) -> Option<crate::packet::Packet> {
+        match self {
+            Sender::Tcp(s) => s.poll_transmit(now),
+            Sender::Roce(s) => s.poll_transmit(now),
+        }
+    }
+    /// The RTT sample the last packet produced (TCP only), taken.
+    pub fn take_rtt_sample(&mut self) -> Option<Time> {
+        match self {
+            Sender::Tcp(s) => s.rtt_sample.take(),
+            Sender::Roce(_) => None,
+        }
+    }
+}
+
+impl Receiver {
+    pub fn new(cfg: &TcpConfig, addr: FlowAddr) -> Receiver {
+        match cfg.cc {
+            CcConfig::Dcqcn(d) => Receiver::Roce(RoceReceiver::new(d, addr)),
+            _ => Receiver::Tcp(TcpReceiver::new(cfg, addr)),
+        }
+    }
+    /// Next byte expected in order.
+    pub fn rcv_nxt(&self) -> u64 {
+        match self {
+            Receiver::Tcp(r) => r.rcv_nxt,
+            Receiver::Roce(r) => r.rcv_nxt,
+        }
+    }
+    /// A data packet (or SYN) from the sender; `size` is the flow's length when known.
+    pub fn on_packet(&mut self, now: Time, p: &crate::packet::Packet, size: Option<u64>) {
+        match self {
+            Receiver::Tcp(r) => r.on_packet(now, p),
+            Receiver::Roce(r) => r.on_packet(now, p, size),
+        }
+    }
+    pub fn on_timer(&mut self, now: Time) {
+        if let Receiver::Tcp(r) = self {
+            r.on_timer(now);
+        }
+    }
+    pub fn next_timer(&self) -> Option<Time> {
+        match self {
+            Receiver::Tcp(r) => r.next_timer(),
+            Receiver::Roce(_) => None,
+        }
+    }
+    pub fn poll_transmit(&mut self) -> Option<crate::packet::Packet> {
+        match self {
+            Receiver::Tcp(r) => r.poll_transmit(),
+            Receiver::Roce(r) => r.poll_transmit(),
+        }
+    }
+    /// The flow completed: a TCP receiver acknowledges what it still holds back.
+    pub fn flush(&mut self, now: Time) {
+        if let Receiver::Tcp(r) = self {
+            r.flush(now);
+        }
+    }
 }

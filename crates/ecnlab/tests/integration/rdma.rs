@@ -69,3 +69,69 @@ fn pfc_rejects_round_robin_schedulers_and_fails_runs_that_drop_lossless_packets(
     let e = ecnlab::run(&sc).err().expect("the run fails").to_string();
     assert!(e.contains("lossless"), "{e}");
 }
+
+/// Four long-lived DCQCN flows into one 40 Gb/s port, RED-ECN between K_min = 5 KB and K_max = 200 KB with
+/// P_max = 1 % (DCQCN §5).
+const OVER_PFC: &str = "switch.pfc={ xoff = \"100KB\" }";
+const DCQCN_4_TO_1: &str = r#"
+duration = "0.2s"
+[topology]
+kind = "star"
+hosts = 5
+rate = "40Gbps"
+delay = "1us"
+[switch]
+buffer = "1MB"
+marker = { kind = "red", min = "5KB", max = "200KB", max_p = 0.01 }
+[transport]
+mss = 1000
+cc = { kind = "dcqcn" }
+[[workloads]]
+kind = "flows"
+src = "1-4"
+dst = 0
+[observe]
+warmup = "0.1s"
+ports = ["s0->h0"]
+"#;
+
+#[test]
+fn dcqcn_flows_converge_to_fair_shares_with_the_queue_between_kmin_and_kmax() {
+    let r = run_text(DCQCN_4_TO_1, &[OVER_PFC]);
+    let g = &r.summary["goodput"];
+    assert!(f(&g["jain_long_lived"]) >= 0.95, "Jain index {}", g["jain_long_lived"]);
+    // Line rate less headers: 40 Gb/s × 1000 / 1040.
+    assert!(f(&g["total_gbps"]) > 0.95 * 40.0 * 1000.0 / 1040.0, "{}", g["total_gbps"]);
+    let q = &r.summary["ports"]["s0->h0"]["occupancy"];
+    let mean = f(&q["mean_bytes"]);
+    assert!((5_000.0..200_000.0).contains(&mean), "mean queue {mean} B");
+    assert!(f(&q["max_bytes"]) < 200_000.0, "the queue stays below K_max after convergence");
+    assert!(f(&r.summary["totals"]["marked_pkts"]) > 0.0);
+    assert_eq!(f(&r.summary["totals"]["dropped_pkts"]), 0.0);
+}
+
+#[test]
+fn roce_recovers_losses_by_go_back_n_when_pfc_is_off() {
+    // No PFC and a 30 KB buffer: the line-rate start overflows it; NACKs and the timeout resend what was lost.
+    let r = run_text(
+        DCQCN_4_TO_1,
+        &[
+            "switch.buffer=\"30KB\"",
+            "switch.marker={ kind = \"red\", min = \"5KB\", max = \"25KB\", max_p = 0.01 }",
+            "workloads.0={ kind = \"flows\", src = \"1-4\", dst = 0, size = \"2MB\" }",
+        ],
+    );
+    let t = &r.summary["totals"];
+    assert!(f(&t["dropped_pkts"]) > 0.0);
+    assert!(f(&t["retransmits"]) > 0.0);
+    assert_eq!(f(&r.summary["fct"]["finished"]), 4.0, "every message completes");
+    assert_eq!(r.flows.iter().map(|f| f.delivered_bytes).sum::<u64>(), 4 * 2_000_000);
+}
+
+#[test]
+fn dcqcn_rejects_tcp_only_options() {
+    for (set, field) in [("transport.handshake=true", "transport.handshake"), ("transport.pias={}", "transport.pias")] {
+        let e = Scenario::from_toml(DCQCN_4_TO_1, &[set.into(), "switch.queues=4".into()]).unwrap_err().to_string();
+        assert!(e.contains(field), "{e}");
+    }
+}
