@@ -70,6 +70,9 @@ quick_tests! {
     mqecn_ls_ecnstar => "mqecn-ls-ecnstar",
     mqecn_ls_params => "mqecn-ls-params",
     ecnsharp_fig9_10 => "ecnsharp-fig9-10",
+    ecnsharp_fig2_3 => "ecnsharp-fig2-3",
+    ecnsharp_fig11 => "ecnsharp-fig11",
+    ecnsharp_fig20 => "ecnsharp-fig20",
 }
 
 #[test]
