@@ -36,6 +36,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ecnsharp-fig2-3", include_str!("../../../../experiments/ecnsharp/fig2-3.toml")),
     ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
     ("ecnsharp-fig11", include_str!("../../../../experiments/ecnsharp/fig11.toml")),
+    ("ecnsharp-ls", include_str!("../../../../experiments/ecnsharp/ls.toml")),
     ("ecnsharp-fig20", include_str!("../../../../experiments/ecnsharp/fig20.toml")),
 ];
 

@@ -72,6 +72,7 @@ quick_tests! {
     ecnsharp_fig9_10 => "ecnsharp-fig9-10",
     ecnsharp_fig2_3 => "ecnsharp-fig2-3",
     ecnsharp_fig11 => "ecnsharp-fig11",
+    ecnsharp_ls => "ecnsharp-ls",
     ecnsharp_fig20 => "ecnsharp-fig20",
 }
 
