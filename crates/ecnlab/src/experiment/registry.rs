@@ -37,6 +37,9 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
     ("ecnsharp-fig11", include_str!("../../../../experiments/ecnsharp/fig11.toml")),
     ("ecnsharp-ls", include_str!("../../../../experiments/ecnsharp/ls.toml")),
+    ("ecnsharp-fig16", include_str!("../../../../experiments/ecnsharp/fig16.toml")),
+    ("ecnsharp-fig17", include_str!("../../../../experiments/ecnsharp/fig17.toml")),
+    ("ecnsharp-fig18", include_str!("../../../../experiments/ecnsharp/fig18.toml")),
     ("ecnsharp-fig20", include_str!("../../../../experiments/ecnsharp/fig20.toml")),
 ];
 
