@@ -76,11 +76,19 @@ pub struct FlowSizeCdf {
 
 impl FlowSizeCdf {
     /// Names accepted by [`FlowSizeCdf::builtin`].
-    pub const BUILTIN: [&'static str; 6] =
-        ["websearch", "datamining", "cache", "hadoop", "websearch_bytes", "datamining_bytes"];
+    pub const BUILTIN: [&'static str; 7] = [
+        "websearch",
+        "datamining",
+        "cache",
+        "hadoop",
+        "websearch_bytes",
+        "datamining_bytes",
+        "uniform_3k_60k_bytes",
+    ];
 
     /// One of the bundled workloads: `websearch` (DCTCP), `datamining` (VL2), `cache`, `hadoop` (Facebook) from the
-    /// MQ-ECN ns-2 scripts, in packets; `websearch_bytes`, `datamining_bytes` from the MQ-ECN testbed / ECN-sharp.
+    /// MQ-ECN ns-2 scripts, in packets; `websearch_bytes`, `datamining_bytes` from the MQ-ECN testbed / ECN-sharp;
+    /// `uniform_3k_60k_bytes`, ECN-sharp §5.4's query and probe flows (uniform on 3–60 KB).
     pub fn builtin(name: &str) -> Result<FlowSizeCdf> {
         let (file, text) = match name {
             "websearch" => ("websearch_pkts.csv", include_str!("../data/websearch_pkts.csv")),
@@ -89,6 +97,7 @@ impl FlowSizeCdf {
             "hadoop" => ("hadoop_pkts.csv", include_str!("../data/hadoop_pkts.csv")),
             "websearch_bytes" => ("websearch_bytes.csv", include_str!("../data/websearch_bytes.csv")),
             "datamining_bytes" => ("datamining_bytes.csv", include_str!("../data/datamining_bytes.csv")),
+            "uniform_3k_60k_bytes" => ("uniform_3k_60k_bytes.csv", include_str!("../data/uniform_3k_60k_bytes.csv")),
             _ => {
                 return Err(Error::config(
                     "cdf",
@@ -442,13 +451,15 @@ mod tests {
 
     /// Analytic means in bytes, cross-checked by an independent exact-rational computation (Python `fractions`
     /// summing ceil/floor over every integer step of every segment).
-    const EXPECTED_MEANS: [(&str, f64); 6] = [
+    const EXPECTED_MEANS: [(&str, f64); 7] = [
         ("websearch", 1_666_451.3),
         ("datamining", 7_470_601.0),
         ("cache", 911_164.1),
         ("hadoop", 4_135_953.7),
         ("websearch_bytes", 1_711_249.500015),
         ("datamining_bytes", 12_658_198.100555556),
+        // ⌊3000 + u·57000⌋: 3000 + (0 + … + 56999)/57000.
+        ("uniform_3k_60k_bytes", 31_499.5),
     ];
 
     #[test]

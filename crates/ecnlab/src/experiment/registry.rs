@@ -33,7 +33,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("mqecn-ls-32q", include_str!("../../../../experiments/mqecn/ls-32q.toml")),
     ("mqecn-ls-ecnstar", include_str!("../../../../experiments/mqecn/ls-ecnstar.toml")),
     ("mqecn-ls-params", include_str!("../../../../experiments/mqecn/ls-params.toml")),
+    ("ecnsharp-fig2-3", include_str!("../../../../experiments/ecnsharp/fig2-3.toml")),
     ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
+    ("ecnsharp-fig11", include_str!("../../../../experiments/ecnsharp/fig11.toml")),
+    ("ecnsharp-ls", include_str!("../../../../experiments/ecnsharp/ls.toml")),
+    ("ecnsharp-fig16", include_str!("../../../../experiments/ecnsharp/fig16.toml")),
+    ("ecnsharp-fig17", include_str!("../../../../experiments/ecnsharp/fig17.toml")),
+    ("ecnsharp-fig18", include_str!("../../../../experiments/ecnsharp/fig18.toml")),
+    ("ecnsharp-fig20", include_str!("../../../../experiments/ecnsharp/fig20.toml")),
 ];
 
 pub fn ids() -> Vec<&'static str> {

@@ -356,7 +356,7 @@ pub enum Workload {
         start: Time,
         stop: Option<Time>,
         /// Flow-size CDFs, shipped names (`websearch`, `datamining`, `cache`, `hadoop`, `websearch_bytes`,
-        /// `datamining_bytes`) or CSV paths; one for all services, or one per group of services.
+        /// `datamining_bytes`, `uniform_3k_60k_bytes`) or CSV paths; one for all services, or one per group of services.
         cdf: Vec<String>,
         #[serde(default)]
         services: Services,

@@ -70,6 +70,13 @@ quick_tests! {
     mqecn_ls_ecnstar => "mqecn-ls-ecnstar",
     mqecn_ls_params => "mqecn-ls-params",
     ecnsharp_fig9_10 => "ecnsharp-fig9-10",
+    ecnsharp_fig2_3 => "ecnsharp-fig2-3",
+    ecnsharp_fig11 => "ecnsharp-fig11",
+    ecnsharp_ls => "ecnsharp-ls",
+    ecnsharp_fig16 => "ecnsharp-fig16",
+    ecnsharp_fig17 => "ecnsharp-fig17",
+    ecnsharp_fig18 => "ecnsharp-fig18",
+    ecnsharp_fig20 => "ecnsharp-fig20",
 }
 
 #[test]
