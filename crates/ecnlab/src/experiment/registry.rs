@@ -36,6 +36,8 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("ecnsharp-fig2-3", include_str!("../../../../experiments/ecnsharp/fig2-3.toml")),
     ("ecnsharp-fig9-10", include_str!("../../../../experiments/ecnsharp/fig9-10.toml")),
     ("ecnsharp-fig11", include_str!("../../../../experiments/ecnsharp/fig11.toml")),
+    ("ecnsharp-fig21", include_str!("../../../../experiments/ecnsharp/fig21.toml")),
+    ("ecnsharp-fig22", include_str!("../../../../experiments/ecnsharp/fig22.toml")),
     ("ecnsharp-ls", include_str!("../../../../experiments/ecnsharp/ls.toml")),
     ("ecnsharp-fig16", include_str!("../../../../experiments/ecnsharp/fig16.toml")),
     ("ecnsharp-fig17", include_str!("../../../../experiments/ecnsharp/fig17.toml")),

@@ -247,12 +247,23 @@ impl Sim {
 
 /// PFC ingress state for every link into a switch, with its XOFF + headroom bound.
 fn pfc_state(c: &PfcConfig, net: &Network, sc: &Scenario) -> Pfc {
+    // RTT variation delays a flow's packets after its NIC (DESIGN "RTT variation"): what is in that delay
+    // line when PAUSE arrives still lands, so a host link's headroom grows by its rate × the longest delay.
+    let longest_rtt = sc
+        .workloads
+        .iter()
+        .filter_map(|w| match w {
+            crate::scenario::Workload::Poisson { rtt: Some(r), .. } => Some(r.hi),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(Time::ZERO);
     let limit = net
         .ports
         .iter()
         .map(|p| {
             let upstream_backlog = match p.from {
-                Node::Host(_) => Bytes(sc.transport.nic_limit.0 + sc.mtu.0),
+                Node::Host(_) => Bytes(sc.transport.nic_limit.0 + sc.mtu.0 + p.rate.bytes_in(longest_rtt).0),
                 Node::Switch(_) => Bytes::ZERO,
             };
             c.xoff.0 + c.headroom_for(p.rate, p.delay, sc.mtu, upstream_backlog).0

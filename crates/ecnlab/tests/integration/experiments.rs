@@ -72,6 +72,8 @@ quick_tests! {
     ecnsharp_fig9_10 => "ecnsharp-fig9-10",
     ecnsharp_fig2_3 => "ecnsharp-fig2-3",
     ecnsharp_fig11 => "ecnsharp-fig11",
+    ecnsharp_fig21 => "ecnsharp-fig21",
+    ecnsharp_fig22 => "ecnsharp-fig22",
     ecnsharp_ls => "ecnsharp-ls",
     ecnsharp_fig16 => "ecnsharp-fig16",
     ecnsharp_fig17 => "ecnsharp-fig17",
