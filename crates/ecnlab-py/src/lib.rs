@@ -144,7 +144,13 @@ fn arg<T: std::str::FromStr>(name: &str, v: Option<String>) -> Result<Option<T>,
 where
     T::Err: std::fmt::Display,
 {
-    v.map(|s| s.parse::<T>().map_err(|e| Error::config(name, format!("`{s}`: {e}")))).transpose()
+    v.map(|s| {
+        s.parse::<T>().map_err(|e| {
+            let e = e.to_string();
+            Error::config(name, if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") })
+        })
+    })
+    .transpose()
 }
 
 /// The threshold calculator's rules (what `ecnlab-sim thresholds --json` prints) as JSON.
