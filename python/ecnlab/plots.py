@@ -96,7 +96,7 @@ def throughput(result: "Result", ax: plt.Axes | None = None) -> plt.Figure:
     for c in d.columns[1:]:
         gbps = d[c].cast(pl.Float64).diff() * 8 / dt / 1e9
         ax.plot(d["time_s"][1:], gbps[1:], lw=1, label=c.removesuffix("_delivered_bytes").replace("class", "queue "))
-    ax.set(xlabel="time (s)", ylabel="throughput (Gb/s)", title="Per-queue throughput")
+    ax.set(xlabel="time (s)", ylabel="throughput (Gb/s)", title="Per-queue throughput", ylim=(0, None))
     ax.legend(fontsize=7, loc="upper right")
     return fig
 

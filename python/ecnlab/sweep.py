@@ -81,15 +81,18 @@ def grid_points(grid: Mapping[str, Iterable[Any]]) -> list[dict]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 
-def _local(tasks: list[tuple], jobs: int, done: Callable[[int, dict], None]) -> None:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _local(tasks: list[tuple], jobs: int, threads: bool, done: Callable[[int, dict], None]) -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 
     if jobs == 1:
         for i, t in enumerate(tasks):
             done(i, run_point(*t))
         return
-    # spawn: forking a process that runs polars' thread pool can deadlock.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+    # spawn: forking a process that runs polars' thread pool can deadlock. Threads work because the
+    # simulation releases the GIL.
+    pool = ThreadPoolExecutor(max_workers=jobs) if threads else ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    with pool as ex:
         futures = {ex.submit(run_point, *t): i for i, t in enumerate(tasks)}
         for f in as_completed(futures):
             done(futures[f], f.result())
@@ -124,12 +127,14 @@ def sweep(base: Any, grid: Mapping[str, Iterable[Any]], *, set: Mapping[str, Any
     """Runs `base` at every point of `grid` ({field path: values}, e.g. {"seed": [1, 2]}) with `set` applied
     to all; returns one row per point: the grid's columns, then the summary's (see `summary_row`).
 
-    backend="local" uses a process pool of `jobs` workers (default: all cores); backend="ray" runs the same
+    backend="local" uses a process pool of `jobs` workers (default: all cores; spawned, so a script calling it
+    needs the `if __name__ == "__main__":` guard); backend="threads" a thread pool in this process (the
+    simulation releases the GIL; for notebooks and stdin); backend="ray" runs the same
     tasks on Ray (`ray.init(address=...)` when given, else a local instance). Rows are identical per seed
     whatever the backend, in grid order.
     """
-    if backend not in ("local", "ray"):
-        raise ConfigError(f"backend `{backend}`: one of local, ray", "backend")
+    if backend not in ("local", "threads", "ray"):
+        raise ConfigError(f"backend `{backend}`: one of local, threads, ray", "backend")
     source, kind = scenario_source(base, portable=True)
     points = grid_points(grid)
     tasks = [(source, kind, set_args({**(set or {}), **p}), metrics) for p in points]
@@ -140,8 +145,8 @@ def sweep(base: Any, grid: Mapping[str, Iterable[Any]], *, set: Mapping[str, Any
             rows[i] = row
             bar.update(1)
 
-        if backend == "local":
-            _local(tasks, min(jobs, len(tasks)), done)
+        if backend in ("local", "threads"):
+            _local(tasks, min(jobs, len(tasks)), backend == "threads", done)
         else:
             _ray(tasks, jobs, address, done)
     records = [{**p, **{k: v for k, v in r.items() if k not in p}} for p, r in zip(points, rows)]

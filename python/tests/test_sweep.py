@@ -40,10 +40,11 @@ def test_sweep_rows_equal_single_runs(local_frame):
     assert {k: row[k] for k in expect} == expect
 
 
-def test_sweep_is_deterministic_across_job_counts(local_frame):
-    serial = ecnlab.sweep("dctcp-8flows", GRID, set=SET, jobs=1, progress=False,
-                          metrics={"q_max": "ports/s0->h0/occupancy/max_pkts"})
-    assert serial.equals(local_frame)
+@pytest.mark.parametrize("jobs, backend", [(1, "local"), (2, "threads")])
+def test_sweep_is_deterministic_across_job_counts_and_pools(local_frame, jobs, backend):
+    other = ecnlab.sweep("dctcp-8flows", GRID, set=SET, jobs=jobs, backend=backend, progress=False,
+                         metrics={"q_max": "ports/s0->h0/occupancy/max_pkts"})
+    assert other.equals(local_frame)
 
 
 def test_sweep_errors():
