@@ -134,7 +134,8 @@ class Result:
         return Path(dir)
 
     def to_parquet(self, dir: str | os.PathLike) -> list[Path]:
-        """Every table as Parquet under `dir` (fct.parquet, series/NAME.parquet, trace.parquet) + summary.json."""
+        """Every table as Parquet under `dir` (fct.parquet, series/NAME.parquet, trace.parquet), and summary.json
+        unless `dir` has one."""
         dir = Path(dir)
         written = []
         for key, frame in self.frames().items():
@@ -143,7 +144,8 @@ class Result:
             frame.write_parquet(path)
             written.append(path)
         dir.mkdir(parents=True, exist_ok=True)
-        (dir / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+        if not (dir / "summary.json").exists():  # never rewrite a run directory's own summary
+            (dir / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         return written
 
     def __repr__(self) -> str:

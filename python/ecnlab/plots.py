@@ -70,9 +70,8 @@ def _numeric(df: pl.DataFrame, cols: list[str]) -> list[str]:
     return [c for c in cols if df.schema[c].is_numeric() and df[c].drop_nulls().len() > 0]
 
 
-def _xy(ax: plt.Axes, x: pl.Series, y: pl.Series, label: str, cats: list | None) -> None:
-    xs = [cats.index(v) for v in x] if cats is not None else x.to_list()
-    ax.plot(xs, y.to_list(), marker="o", ms=3.5, lw=1.4, label=label)
+def _xy(ax: plt.Axes, x: pl.Series, y: pl.Series, label: str) -> None:
+    ax.plot(x.to_list(), y.to_list(), marker="o", ms=3.5, lw=1.4, label=label or None)
 
 
 # ---- figures of one run ---------------------------------------------------------------------------------
@@ -132,7 +131,7 @@ def fct_normalized(df: pl.DataFrame, line: str, baseline: Any, x: str = "load",
         for j, m in enumerate(metrics):
             ax = panels[i * len(metrics) + j]
             for lk, ldf in _groups(fdf.sort(x), [line]):
-                _xy(ax, ldf[x], ldf[m] / ldf[f"{m}__base"], _label(lk[line]), None)
+                _xy(ax, ldf[x], ldf[m] / ldf[f"{m}__base"], _label(lk[line]))
             ax.axhline(1.0, color="grey", lw=0.7, ls=":")
             title = m.replace("_", " ") + (f" [{_label(fk)}]" if fk else "")
             ax.set(xlabel=x, ylabel=f"FCT / {baseline}", title=title)
@@ -151,7 +150,7 @@ def incast_goodput(df: pl.DataFrame, y: str = "goodput_mbps", x: str = "n") -> p
     fig, panels = _grid(len(facets))
     for ax, (fk, fdf) in zip(panels, facets):
         for lk, ldf in _groups(_mean_over_seeds(fdf, lines + [x], [y]).sort(x), lines):
-            _xy(ax, ldf[x], ldf[y], _label(lk), None)
+            _xy(ax, ldf[x], ldf[y], _label(lk))
         ax.set(xlabel="senders", ylabel=y.replace("_", " "), title=_label(fk) or "incast")
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -179,8 +178,8 @@ def phase_throughput(df: pl.DataFrame) -> plt.Figure:
 
 
 def generic(df: pl.DataFrame, axes: list[str], metrics: list[str] | None = None) -> plt.Figure:
-    """Each numeric metric against the first grid axis, one line per combination of the other axes (mean over
-    seeds); a bar chart when the grid has no axis."""
+    """Each numeric metric (mean over seeds) against the grid axis with the most values, one line (or bar
+    colour, over a categorical axis) per combination of the other axes; a bar per metric with no axis."""
     metrics = _numeric(df, metrics if metrics is not None else [c for c in df.columns if c not in axes])
     metrics = [m for m in metrics if m != "seed"][:9]
     if not axes:
@@ -191,19 +190,33 @@ def generic(df: pl.DataFrame, axes: list[str], metrics: list[str] | None = None)
         ax.set(title="measured (mean over seeds)")
         fig.tight_layout()
         return fig
-    x, rest = axes[0], axes[1:]
     mean = _mean_over_seeds(df, axes, metrics)
+    # x: the axis with the most values (numeric first on ties): lines over a numeric x, grouped bars over
+    # a categorical one; one line / bar colour per combination of the other axes.
+    x = max(axes, key=lambda a: (mean[a].n_unique(), mean.schema[a].is_numeric(), -axes.index(a)))
+    rest = [a for a in axes if a != x]
     cats = None if mean.schema[x].is_numeric() else mean[x].unique(maintain_order=True).to_list()
     fig, panels = _grid(len(metrics))
     for ax, m in zip(panels, metrics):
-        for lk, ldf in _groups(mean if cats else mean.sort(x), rest):
-            _xy(ax, ldf[x], ldf[m], _label(lk), cats)
+        groups = _groups(mean if cats else mean.sort(x), rest)
+        for i, (lk, ldf) in enumerate(groups):
+            if cats:
+                w = 0.8 / len(groups)
+                pos = [cats.index(v) - 0.4 + w * (i + 0.5) for v in ldf[x]]
+                ax.bar(pos, ldf[m].to_list(), width=w, label=_label(lk) or None)
+            else:
+                _xy(ax, ldf[x], ldf[m], _label(lk))
         if cats:
             ax.set_xticks(range(len(cats)), [str(c) for c in cats], rotation=20)
         ax.set(xlabel=x, title=m.replace("_", " "))
-        if rest:
-            ax.legend(fontsize=6)
     fig.tight_layout()
+    if rest:
+        handles, labels = panels[0].get_legend_handles_labels()
+        if len(handles) <= 6:
+            for ax in panels:
+                ax.legend(fontsize=6)
+        else:  # many lines: one legend for the figure, outside the panels
+            fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
     return fig
 
 

@@ -61,6 +61,12 @@ def test_save_load_and_parquet_round_trip(sampled, tmp_path):
         "series/rtt.parquet"}
     assert pl.read_parquet(tmp_path / "pq" / "fct.parquet").equals(sampled.fct)
     assert pl.read_parquet(tmp_path / "pq" / "series" / "queues.parquet").equals(sampled.series("queues"))
+    assert (tmp_path / "pq" / "summary.json").is_file()
+    # Converting in place adds Parquet beside the CSVs and leaves the run's own files as they were.
+    before = (d / "summary.json").read_bytes()
+    ecnlab.to_parquet(d)
+    assert (d / "summary.json").read_bytes() == before
+    assert pl.read_parquet(d / "series" / "rtt.parquet").equals(sampled.series("rtt"))
 
 
 def test_scenario_forms_agree(tmp_path):
