@@ -1,0 +1,153 @@
+"""Grid sweeps over a base scenario, on a local process pool or a Ray cluster, into one polars frame."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+from typing import Any, Callable, Iterable, Mapping
+
+import polars as pl
+from tqdm.auto import tqdm
+
+from . import _native
+from .core import scenario_source, set_args
+from .errors import ConfigError, EcnlabError, RunError
+
+#: Summary keys left out of sweep rows: per-port / per-workload detail and the wall-clock fields (not
+#: deterministic). The busiest switch port is summarised under `port.*` instead.
+SKIPPED = {"ports", "pools", "phases", "workloads", "ecnlab", "wall_time_s", "events_per_s"}
+
+
+def _flatten(v: Any, prefix: str, out: dict) -> None:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _flatten(x, f"{prefix}.{k}" if prefix else k, out)
+    elif not isinstance(v, list):
+        out[prefix] = v
+
+
+def pointer(summary: Any, path: str) -> Any:
+    """The value at a JSON pointer (`/ports/s0->h0/utilization`, the leading `/` optional; `~1` is `/`)."""
+    cur = summary
+    for part in path.strip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(cur, list):
+            cur = cur[int(part)] if part.isdigit() and int(part) < len(cur) else None
+        elif isinstance(cur, dict):
+            cur = cur.get(part)
+        if cur is None:
+            return None
+    return cur
+
+
+def summary_row(summary: dict, metrics: Mapping[str, str] | None = None) -> dict:
+    """One sweep row from a summary: its scalars flattened (`goodput.total_gbps`), the busiest port, `metrics`."""
+    row: dict = {}
+    _flatten({k: v for k, v in summary.items() if k not in SKIPPED}, "", row)
+    ports = summary.get("ports") or {}
+    if ports:
+        name, p = max(ports.items(), key=lambda kv: kv[1]["counters"]["sent_pkts"])
+        occ = p.get("occupancy", {})
+        row.update({
+            "port.name": name, "port.utilization": p.get("utilization"),
+            "port.queue_mean_pkts": occ.get("mean_pkts"), "port.queue_p99_pkts": occ.get("p99_pkts"),
+            "port.queue_max_pkts": occ.get("max_pkts"), "port.marked_pkts": p["counters"].get("marked_pkts"),
+            "port.dropped_pkts": p["counters"].get("dropped_pkts"),
+        })
+    for name, path in (metrics or {}).items():
+        row[name] = pointer(summary, path)
+    return row
+
+
+def run_point(source: str, kind: str, sets: list[str], metrics: Mapping[str, str] | None) -> dict:
+    """Runs one grid point (in a worker) and returns its row; module-level so pools and Ray can ship it."""
+    import json
+
+    rep = _native.run(source, kind, sets)
+    return summary_row(json.loads(rep.summary_json()), metrics)
+
+
+def grid_points(grid: Mapping[str, Iterable[Any]]) -> list[dict]:
+    """The cartesian product of the grid's values, first key outermost."""
+    keys = list(grid)
+    values = []
+    for k in keys:
+        vs = grid[k]
+        vs = [vs] if isinstance(vs, (str, bytes)) or not isinstance(vs, Iterable) else list(vs)
+        if not vs:
+            raise ConfigError(f"grid axis `{k}` has no values", k)
+        values.append(vs)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+
+
+def _local(tasks: list[tuple], jobs: int, threads: bool, done: Callable[[int, dict], None]) -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+
+    if jobs == 1:
+        for i, t in enumerate(tasks):
+            done(i, run_point(*t))
+        return
+    # spawn: forking a process that runs polars' thread pool can deadlock. Threads work because the
+    # simulation releases the GIL.
+    pool = ThreadPoolExecutor(max_workers=jobs) if threads else ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    with pool as ex:
+        futures = {ex.submit(run_point, *t): i for i, t in enumerate(tasks)}
+        for f in as_completed(futures):
+            done(futures[f], f.result())
+
+
+def _ray(tasks: list[tuple], jobs: int | None, address: str | None, done: Callable[[int, dict], None]) -> None:
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise EcnlabError("backend='ray' needs the ray package (pip install 'ecnlab[ray]')") from e
+    if not ray.is_initialized():
+        if address is not None:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(run_point)
+    refs = {remote.remote(*t): i for i, t in enumerate(tasks)}
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for r in ready:
+            try:
+                done(refs[r], ray.get(r))
+            except ray.exceptions.RayTaskError as e:
+                cause = e.cause if isinstance(getattr(e, "cause", None), Exception) else None
+                raise (cause or RunError(str(e))) from None
+
+
+def sweep(base: Any, grid: Mapping[str, Iterable[Any]], *, set: Mapping[str, Any] | None = None,
+          metrics: Mapping[str, str] | None = None, jobs: int | None = None, backend: str = "local",
+          address: str | None = None, progress: bool = True) -> pl.DataFrame:
+    """Runs `base` at every point of `grid` ({field path: values}, e.g. {"seed": [1, 2]}) with `set` applied
+    to all; returns one row per point: the grid's columns, then the summary's (see `summary_row`).
+
+    backend="local" uses a process pool of `jobs` workers (default: all cores; spawned, so a script calling it
+    needs the `if __name__ == "__main__":` guard); backend="threads" a thread pool in this process (the
+    simulation releases the GIL; for notebooks and stdin); backend="ray" runs the same
+    tasks on Ray (`ray.init(address=...)` when given, else a local instance). Rows are identical per seed
+    whatever the backend, in grid order.
+    """
+    if backend not in ("local", "threads", "ray"):
+        raise ConfigError(f"backend `{backend}`: one of local, threads, ray", "backend")
+    source, kind = scenario_source(base, portable=True)
+    points = grid_points(grid)
+    tasks = [(source, kind, set_args({**(set or {}), **p}), metrics) for p in points]
+    jobs = jobs or os.cpu_count() or 1
+    rows: list[dict | None] = [None] * len(points)
+    with tqdm(total=len(points), desc=f"sweep ({backend})", unit="run", disable=not progress) as bar:
+        def done(i: int, row: dict) -> None:
+            rows[i] = row
+            bar.update(1)
+
+        if backend in ("local", "threads"):
+            _local(tasks, min(jobs, len(tasks)), backend == "threads", done)
+        else:
+            _ray(tasks, jobs, address, done)
+    records = [{**p, **{k: v for k, v in r.items() if k not in p}} for p, r in zip(points, rows)]
+    return pl.from_dicts(records, infer_schema_length=None)
