@@ -177,6 +177,11 @@ def phase_throughput(df: pl.DataFrame) -> plt.Figure:
     return fig
 
 
+def _nan_for_null(values) -> list[float]:
+    """Missing measurements (a statistic of an empty bin) as NaN, which matplotlib leaves blank."""
+    return [float("nan") if v is None else v for v in values]
+
+
 def generic(df: pl.DataFrame, axes: list[str], metrics: list[str] | None = None) -> plt.Figure:
     """Each numeric metric (mean over seeds) against the grid axis with the most values, one line (or bar
     colour, over a categorical axis) per combination of the other axes; a bar per metric with no axis."""
@@ -184,7 +189,7 @@ def generic(df: pl.DataFrame, axes: list[str], metrics: list[str] | None = None)
     metrics = [m for m in metrics if m != "seed"][:9]
     if not axes:
         fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(metrics)), 3.4))
-        vals = _mean_over_seeds(df, [], metrics).row(0)
+        vals = _nan_for_null(_mean_over_seeds(df, [], metrics).row(0))
         ax.bar(range(len(metrics)), vals, color="tab:blue")
         ax.set_xticks(range(len(metrics)), metrics, rotation=30, ha="right")
         ax.set(title="measured (mean over seeds)")
@@ -203,7 +208,7 @@ def generic(df: pl.DataFrame, axes: list[str], metrics: list[str] | None = None)
             if cats:
                 w = 0.8 / len(groups)
                 pos = [cats.index(v) - 0.4 + w * (i + 0.5) for v in ldf[x]]
-                ax.bar(pos, ldf[m].to_list(), width=w, label=_label(lk) or None)
+                ax.bar(pos, _nan_for_null(ldf[m].to_list()), width=w, label=_label(lk) or None)
             else:
                 _xy(ax, ldf[x], ldf[m], _label(lk))
         if cats:

@@ -7,11 +7,12 @@
 //!        TOML + --set                          │                                   summary.json, fct.csv,
 //!                                              │                                   series/*.csv, trace.csv
 //!   engine::EventQueue  (time, phase, seq) ────┤
-//!   net::Network        hosts, switches, one egress port per link direction, BFS routes + ECMP
+//!   net::Network        hosts, switches, one egress port per link direction, BFS routes + ECMP; net::pfc
 //!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters
 //!     ├─ sched::AnyScheduler   which queue sends next (no ECN knowledge)
 //!     └─ mark::AnyMarker       Pass / Mark / Drop at enqueue and dequeue, from a read-only PortState
-//!   transport::{TcpSender, TcpReceiver}   sans-IO endpoints; congestion control in transport::cc
+//!   transport::{Sender, Receiver}   sans-IO endpoints: TCP (congestion control in transport::cc, PIAS
+//!                       tagging in transport::pias) or RoCE with DCQCN (transport::dcqcn)
 //!   sim::workload       flows, back-to-back connections, incast rounds, probes
 //!   observe             histograms, series, trace records
 //!   experiment          experiment definitions (grids + checks), the runner, result tables
