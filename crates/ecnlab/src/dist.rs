@@ -76,15 +76,8 @@ pub struct FlowSizeCdf {
 
 impl FlowSizeCdf {
     /// Names accepted by [`FlowSizeCdf::builtin`].
-    pub const BUILTIN: [&'static str; 7] = [
-        "websearch",
-        "datamining",
-        "cache",
-        "hadoop",
-        "websearch_bytes",
-        "datamining_bytes",
-        "uniform_3k_60k_bytes",
-    ];
+    pub const BUILTIN: [&'static str; 7] =
+        ["websearch", "datamining", "cache", "hadoop", "websearch_bytes", "datamining_bytes", "uniform_3k_60k_bytes"];
 
     /// One of the bundled workloads: `websearch` (DCTCP), `datamining` (VL2), `cache`, `hadoop` (Facebook) from the
     /// MQ-ECN ns-2 scripts, in packets; `websearch_bytes`, `datamining_bytes` from the MQ-ECN testbed / ECN-sharp;

@@ -133,7 +133,12 @@ impl Scenario {
             if (self.switch.queues as usize) < p.levels() {
                 return err(
                     "transport.pias.thresholds",
-                    format!("{} priorities need switch.queues ≥ {}, got {}", p.levels(), p.levels(), self.switch.queues),
+                    format!(
+                        "{} priorities need switch.queues ≥ {}, got {}",
+                        p.levels(),
+                        p.levels(),
+                        self.switch.queues
+                    ),
                 );
             }
         }

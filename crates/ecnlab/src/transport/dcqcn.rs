@@ -328,7 +328,17 @@ pub struct RoceReceiver {
 
 impl RoceReceiver {
     pub fn new(cfg: DcqcnConfig, addr: FlowAddr) -> RoceReceiver {
-        RoceReceiver { addr, cfg, rcv_nxt: 0, unacked: 0, nacked: false, last_cnp: None, out: None, cnp: None, cnps_sent: 0 }
+        RoceReceiver {
+            addr,
+            cfg,
+            rcv_nxt: 0,
+            unacked: 0,
+            nacked: false,
+            last_cnp: None,
+            out: None,
+            cnp: None,
+            cnps_sent: 0,
+        }
     }
 
     /// A data packet; `size`: the message length when known (its last packet is acknowledged at once).

@@ -13,8 +13,8 @@ pub mod sender;
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{DcqcnConfig, RoceReceiver, RoceSender};
 pub use pias::Pias;
-pub use sender::SenderStats;
 pub use receiver::TcpReceiver;
+pub use sender::SenderStats;
 pub use sender::TcpSender;
 
 use crate::units::Time;

@@ -54,7 +54,10 @@ impl Default for Pias {
 impl Pias {
     pub fn new(thresholds: &[Bytes]) -> Result<Pias, String> {
         if thresholds.is_empty() || thresholds.len() > MAX_THRESHOLDS {
-            return Err(format!("thresholds: 1 to {MAX_THRESHOLDS} values (2 to 8 priorities), got {}", thresholds.len()));
+            return Err(format!(
+                "thresholds: 1 to {MAX_THRESHOLDS} values (2 to 8 priorities), got {}",
+                thresholds.len()
+            ));
         }
         if thresholds[0].0 == 0 || thresholds.windows(2).any(|w| w[1] <= w[0]) {
             return Err("thresholds: must be > 0 and strictly increasing".into());

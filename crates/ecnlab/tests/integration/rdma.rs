@@ -139,7 +139,8 @@ fn dcqcn_rejects_tcp_only_options() {
 #[test]
 fn dcqcn_over_pfc_is_deterministic_per_seed() {
     // RED draws and Poisson arrivals come from seeded streams; rates are floats updated in event order.
-    let traffic = "workloads.0={ kind = \"poisson\", hosts = \"1-4\", dst = 0, load = 0.8, flows = 200, cdf = [\"websearch\"] }";
+    let traffic =
+        "workloads.0={ kind = \"poisson\", hosts = \"1-4\", dst = 0, load = 0.8, flows = 200, cdf = [\"websearch\"] }";
     let run = |seed: &str| {
         let r = run_text(DCQCN_4_TO_1, &[OVER_PFC, traffic, seed]);
         let mut s = r.summary.clone();
