@@ -460,8 +460,7 @@ impl Sim {
                 break;
             }
             if self.flow_paused(flow) {
-                self.flows[flow as usize].nic_blocked = true;
-                self.hosts[host as usize].blocked.push_back(flow);
+                self.hold_flow(host, flow); // RESUME wakes it
                 break;
             }
             let f = &mut self.flows[flow as usize];
@@ -500,9 +499,14 @@ impl Sim {
 
     /// The flow waits for its host's NIC to drain below `nic_limit`.
     fn block_on_nic(&mut self, host: u32, flow: u32) {
+        self.hold_flow(host, flow);
+        self.wake_when_nic_drains(host);
+    }
+
+    /// The flow joins its host's queue of flows waiting to send.
+    fn hold_flow(&mut self, host: u32, flow: u32) {
         self.flows[flow as usize].nic_blocked = true;
         self.hosts[host as usize].blocked.push_back(flow);
-        self.wake_when_nic_drains(host);
     }
 
     /// One pending wake-up per host, when the NIC backlog falls to `nic_limit`.
