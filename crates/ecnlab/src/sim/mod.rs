@@ -538,12 +538,12 @@ impl Sim {
 
     fn arm_flow_timer(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
-        let next = [f.sender.next_timer(), f.receiver.next_timer(), f.app.map(|a| a.next)].into_iter().flatten().min();
-        if let Some(t) = next {
-            if t < f.timer_pending {
-                f.timer_pending = t;
-                self.schedule(t, Event::FlowTimer { flow });
-            }
+        let never = Time::MAX;
+        let app = f.app.map_or(never, |a| a.next);
+        let t = f.sender.next_timer().unwrap_or(never).min(f.receiver.next_timer().unwrap_or(never)).min(app);
+        if t < f.timer_pending {
+            f.timer_pending = t;
+            self.schedule(t, Event::FlowTimer { flow });
         }
     }
 
