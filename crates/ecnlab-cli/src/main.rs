@@ -15,6 +15,7 @@ USAGE:
   ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
   ecnlab-sim thresholds --rate R (--rtt T | --rtt-file F.csv [--percentile P]) [--flows N] [--weights 1,1,2]
                         [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
+  ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
 
 SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
 Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input.";
@@ -246,27 +247,64 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     }
 }
 
-/// Marking thresholds and buffer sizes from the papers' rules (ecnlab::thresholds), as a table or JSON.
+/// Library errors name fields as the flags are spelled without `--`.
+fn flag_err(e: Error) -> Error {
+    match e {
+        Error::Config { path, msg } => Error::Config { path: format!("--{path}"), msg },
+        e => e,
+    }
+}
+
+/// The value of `flag`, if given, parsed as a `T`; the error names the flag and says what it takes (`hint`).
+fn parse<T: std::str::FromStr>(flag: &str, v: Option<String>, hint: &str) -> Result<Option<T>, Error>
+where
+    T::Err: std::fmt::Display,
+{
+    v.map(|s| {
+        s.parse::<T>().map_err(|e| {
+            let e = e.to_string();
+            let e = if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") };
+            Error::config(flag, format!("{e}; {hint}"))
+        })
+    })
+    .transpose()
+}
+
+/// Prints `rows` under `head` in aligned columns: the first `left` columns padded on the right, the others on the
+/// left, except the last, which is not padded.
+fn print_table<const N: usize>(head: [&str; N], rows: &[[String; N]], left: usize) {
+    let mut w = head.map(|h| h.chars().count());
+    for row in rows {
+        for (i, c) in row.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |c: &[String; N]| {
+        let cells: Vec<String> = (0..N)
+            .map(|i| {
+                let pad = " ".repeat(w[i] - c[i].chars().count());
+                match i {
+                    _ if i + 1 == N => c[i].clone(),
+                    _ if i < left => format!("{}{pad}", c[i]),
+                    _ => format!("{pad}{}", c[i]),
+                }
+            })
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    };
+    line(&head.map(String::from));
+    for row in rows {
+        line(row);
+    }
+}
+
+/// Marking thresholds and buffer sizes from the papers' rules (ecnlab::thresholds), as a table or JSON; with
+/// `--pias`, PIAS demotion thresholds instead.
 fn cmd_thresholds(mut a: Args) -> Result<(), Error> {
     use ecnlab::thresholds::{self, Inputs, Link, RttDist, RttSummary};
     use ecnlab::units::{Bytes, QueueLen, Rate, Time};
-    // Library errors name fields as the flags are spelled without `--`.
-    let flag_err = |e: Error| match e {
-        Error::Config { path, msg } => Error::Config { path: format!("--{path}"), msg },
-        e => e,
-    };
-    fn parse<T: std::str::FromStr>(flag: &str, v: Option<String>, hint: &str) -> Result<Option<T>, Error>
-    where
-        T::Err: std::fmt::Display,
-    {
-        v.map(|s| {
-            s.parse::<T>().map_err(|e| {
-                let e = e.to_string();
-                let e = if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") };
-                Error::config(flag, format!("{e}; {hint}"))
-            })
-        })
-        .transpose()
+    if a.flag("--pias") {
+        return cmd_pias_thresholds(a);
     }
     let json = a.flag("--json");
     let rate: Option<Rate> = parse("--rate", a.value("--rate")?, "a rate > 0 such as 10Gbps")?;
@@ -348,30 +386,79 @@ fn cmd_thresholds(mut a: Args) -> Result<(), Error> {
             ]
         })
         .collect();
-    let head = ["rule", "equation", "bytes", "packets", "time", "note"];
-    let mut w = head.map(|h| h.chars().count());
-    for row in &rows {
-        for (i, c) in row.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
+    print_table(["rule", "equation", "bytes", "packets", "time", "note"], &rows, 2);
+    Ok(())
+}
+
+/// PIAS demotion thresholds minimising the mean FCT of the M/G/1 multilevel-feedback model (transport::pias::derive,
+/// PIAS §4.2) for a flow-size CDF and a load, as a table or JSON.
+fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
+    use ecnlab::transport::pias::{derive, Model, DEFAULT_LEVELS};
+    let json = a.flag("--json");
+    let cdf_spec = a.value("--cdf")?;
+    let load: Option<f64> = parse("--load", a.value("--load")?, "a number in (0, 1)")?;
+    let levels: Option<usize> = parse("--levels", a.value("--levels")?, "an integer in [2, 8]")?;
+    a.done()?;
+    let cdf_spec = cdf_spec.ok_or_else(|| {
+        Error::config(
+            "--cdf",
+            format!("missing: a flow-size CDF, one of {} or a CSV file", ecnlab::dist::FlowSizeCdf::BUILTIN.join(", ")),
+        )
+    })?;
+    let load = load.ok_or_else(|| Error::config("--load", "missing: the load the thresholds are for, in (0, 1)"))?;
+    let levels = levels.unwrap_or(DEFAULT_LEVELS);
+    let cdf = ecnlab::sim::load_cdf(&cdf_spec).map_err(|e| e.at("--cdf"))?;
+    let d = derive(&cdf, load, levels).map_err(flag_err)?;
+    let th = d.pias.thresholds();
+    let given_default =
+        Model::new(&cdf, load).map_err(flag_err)?.mean_fct(ecnlab::transport::Pias::default().thresholds());
+    let bounds: Vec<(u64, Option<u64>)> =
+        (0..d.pias.levels()).map(|j| (if j == 0 { 0 } else { th[j - 1] }, th.get(j).copied())).collect();
+    if json {
+        let out = serde_json::json!({
+            "cdf": cdf_spec,
+            "load": load,
+            "levels": levels,
+            "levels_used": d.pias.levels(),
+            "thresholds_bytes": th,
+            "mean_fct": d.mean_fct,
+            "mean_fct_fifo": d.fifo_fct,
+            "mean_fct_default_thresholds": given_default,
+            "per_level": bounds.iter().enumerate().map(|(j, &(from, to))| serde_json::json!({
+                "priority": j,
+                "from_bytes": from,
+                "to_bytes": to,
+                "flows": d.flows[j],
+                "bytes": d.bytes[j],
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
+        return Ok(());
     }
-    let line = |c: &[String; 6]| {
-        let pad = |s: &str, n: usize| format!("{s}{}", " ".repeat(n - s.chars().count()));
-        let lpad = |s: &str, n: usize| format!("{}{s}", " ".repeat(n - s.chars().count()));
-        println!(
-            "{}  {}  {}  {}  {}  {}",
-            pad(&c[0], w[0]),
-            pad(&c[1], w[1]),
-            lpad(&c[2], w[2]),
-            lpad(&c[3], w[3]),
-            lpad(&c[4], w[4]),
-            c[5]
-        );
-    };
-    line(&head.map(String::from));
-    for row in &rows {
-        line(row);
-    }
+    println!(
+        "PIAS thresholds for `{cdf_spec}` at load {load}, {} of at most {levels} priorities (M/G/1 multilevel-FIFO model, PIAS §4.2)",
+        d.pias.levels()
+    );
+    let rows: Vec<[String; 5]> = bounds
+        .iter()
+        .enumerate()
+        .map(|(j, &(from, to))| {
+            [
+                j.to_string(),
+                format!("{from}B"),
+                to.map_or("∞".into(), |t| format!("{t}B")),
+                format!("{:.1} %", 100.0 * d.flows[j]),
+                format!("{:.1} %", 100.0 * d.bytes[j]),
+            ]
+        })
+        .collect();
+    print_table(["priority", "bytes sent from", "to", "flows ending here", "bytes carried"], &rows, 1);
+    println!(
+        "model mean FCT in units of E[size]/C: {:.3} (one FIFO queue: {:.3}; default 100KB/1MB/10MB: {:.3})",
+        d.mean_fct, d.fifo_fct, given_default
+    );
+    let list: Vec<String> = th.iter().map(|t| format!("\"{t}B\"")).collect();
+    println!("transport.pias = {{ thresholds = [{}] }}", list.join(", "));
     Ok(())
 }
 

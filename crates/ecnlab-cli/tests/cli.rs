@@ -188,3 +188,48 @@ fn list_names_the_shipped_scenarios_and_help_exits_0() {
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains("USAGE"));
 }
+
+#[test]
+fn pias_thresholds_print_a_table_json_and_a_setting_that_validates() {
+    let args = ["thresholds", "--pias", "--cdf", "websearch", "--load", "0.5"];
+    let o = sim(&[&args[..], &["--json"]].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let j: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let th: Vec<u64> = j["thresholds_bytes"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!((j["levels"].as_u64(), j["levels_used"].as_u64(), th.len()), (Some(4), Some(4), 3));
+    assert!(th.windows(2).all(|w| w[0] < w[1]));
+    let flows: f64 = j["per_level"].as_array().unwrap().iter().map(|l| l["flows"].as_f64().unwrap()).sum();
+    assert!((flows - 1.0).abs() < 1e-9);
+    assert!(j["mean_fct"].as_f64().unwrap() < j["mean_fct_fifo"].as_f64().unwrap());
+
+    let o = sim(&args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    let setting = out.lines().find(|l| l.starts_with("transport.pias = ")).expect("a setting line");
+    for t in &th {
+        assert!(setting.contains(&format!("\"{t}B\"")), "{setting}");
+    }
+    let set = setting.replacen(" = ", "=", 1);
+    let o = sim(&["validate", "dctcp-8flows", "--set", "switch.queues=4", "--set", &set]);
+    assert_eq!(code(&o), 0, "{set}: {}", stderr(&o));
+}
+
+#[test]
+fn pias_thresholds_reject_bad_flags_naming_them() {
+    let cases: [(&[&str], &str); 8] = [
+        (&["--cdf", "websearch"], "--load"),
+        (&["--load", "0.5"], "--cdf"),
+        (&["--cdf", "websearch", "--load", "1.5"], "--load"),
+        (&["--cdf", "websearch", "--load", "half"], "--load"),
+        (&["--cdf", "websearch", "--load", "0.5", "--levels", "9"], "--levels"),
+        (&["--cdf", "websearch", "--load", "0.5", "--levels", "-2"], "--levels"),
+        (&["--cdf", "no_such_cdf", "--load", "0.5"], "--cdf"),
+        (&["--cdf", "websearch", "--load", "0.5", "--rate", "10Gbps"], "--rate"),
+    ];
+    for (extra, flag) in cases {
+        let o = sim(&[&["thresholds", "--pias"][..], extra].concat());
+        assert_eq!(code(&o), 2, "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(&format!("error: config error at `{flag}`")), "{extra:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{extra:?}");
+    }
+}

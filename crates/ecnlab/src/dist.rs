@@ -58,11 +58,12 @@ fn inverse(table: &[Point], u: f64) -> f64 {
     }
 }
 
-/// ∫₀ˣ frac(t) dt for x ≥ 0: ⌊x⌋/2 + frac(x)²/2.
-fn frac_integral(x: f64) -> f64 {
-    let n = x.floor();
-    let f = x - n;
-    n / 2.0 + f * f / 2.0
+/// Partial moments of a flow size X below a cut a, in bytes: P(X ≤ a), E[X·1{X ≤ a}] and E[X²·1{X ≤ a}].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Below {
+    pub prob: f64,
+    pub first: f64,
+    pub second: f64,
 }
 
 /// A flow-size distribution from an empirical CDF table.
@@ -177,41 +178,115 @@ impl FlowSizeCdf {
         Bytes(self.to_bytes(inverse(&self.table, rng.uniform())))
     }
 
-    /// The exact mean flow size in bytes under the same rule, rounding and 1-byte floor as `sample`.
-    ///
-    /// The probability below the first point is a point mass there; each segment between points i−1 and i
-    /// carries mass cdf_i − cdf_{i−1} spread uniformly over [size_{i−1}, size_i] (a point mass when equal). The
-    /// rounding makes each segment's mean a sum over the integer steps it crosses; that sum is evaluated in closed
-    /// form with ∫ frac(x) dx, so no numerical integration is involved:
-    /// E⌈X⌉ = (a+b)/2 + 1 − [F(b) − F(a)]/(b − a) and E⌊X⌋ = (a+b)/2 − [F(b) − F(a)]/(b − a),
-    /// F(x) = ∫₀ˣ frac = ⌊x⌋/2 + frac(x)²/2; the 1-byte floor adds |[a, b] ∩ [0, 1)|/(b − a) for `BytesLinear`.
+    /// The exact mean flow size in bytes under the same rule, rounding and 1-byte floor as `sample`
+    /// (`below(∞).first`).
     pub fn mean(&self) -> f64 {
+        self.below(f64::INFINITY).first
+    }
+
+    /// Sizes lie on a lattice: multiples of the payload (`PacketsNs2`) or whole bytes (`BytesLinear`).
+    pub fn unit(&self) -> u64 {
+        match self.rule {
+            Rule::PacketsNs2 { payload } => payload as u64,
+            Rule::BytesLinear => 1,
+        }
+    }
+
+    /// The largest size on the lattice that is ≤ `bytes` (0 below the first step): X ≤ `bytes` ⟺ X ≤ this.
+    pub fn lattice_floor(&self, bytes: f64) -> u64 {
+        let u = self.unit();
+        (bytes.max(0.0) / u as f64).floor() as u64 * u
+    }
+
+    /// The sizes at the table's points, as `sample` rounds them: where the CDF changes slope.
+    pub fn breakpoints(&self) -> Vec<u64> {
+        self.table.iter().map(|p| self.to_bytes(p.value)).collect()
+    }
+
+    /// The smallest and the largest size `sample` can return.
+    pub fn range(&self) -> (u64, u64) {
+        let mut pieces = std::iter::once((0.0, self.table[0].value, self.table[0].value, self.table[0].cdf))
+            .chain(self.table.windows(2).map(|w| (w[0].cdf, w[0].value, w[1].value, w[1].cdf)))
+            .filter(|&(lo_cdf, _, _, hi_cdf)| hi_cdf > lo_cdf);
+        // A piece is a point mass (equal ends) or uniform over (a, b): its sizes run from r(a⁺) to r(b⁻).
+        let lowest = |a: f64, b: f64| match self.rule {
+            _ if a == b => self.to_bytes(a),
+            Rule::PacketsNs2 { payload } => (a.floor() as u64 + 1) * payload as u64,
+            Rule::BytesLinear => self.to_bytes(a),
+        };
+        let highest = |a: f64, b: f64| match self.rule {
+            _ if a == b => self.to_bytes(a),
+            Rule::PacketsNs2 { .. } => self.to_bytes(b),
+            Rule::BytesLinear => (b.ceil() as u64).saturating_sub(1).max(1),
+        };
+        let first = pieces.next().expect("a table ends at cdf 1, so some piece has mass");
+        let last = pieces.next_back().unwrap_or(first);
+        (lowest(first.1, first.2), highest(last.1, last.2))
+    }
+
+    /// ∫₀ᵛ r(t) dt and ∫₀ᵛ r(t)² dt for v ≥ 0, r the rule's rounding in the file's unit: ⌈t⌉ for `PacketsNs2`,
+    /// max(1, ⌊t⌋) for `BytesLinear`. With n = ⌊v⌋ and f = v − n they are sums over the whole steps below n plus the
+    /// partial step: Σ_{k≤n} k = n(n+1)/2, Σ_{k≤n} k² = n(n+1)(2n+1)/6.
+    fn step_integrals(&self, v: f64) -> (f64, f64) {
+        let n = v.floor();
+        let f = v - n;
+        match self.rule {
+            Rule::PacketsNs2 { .. } => {
+                (n * (n + 1.0) / 2.0 + f * (n + 1.0), n * (n + 1.0) * (2.0 * n + 1.0) / 6.0 + f * (n + 1.0).powi(2))
+            }
+            // ⌊t⌋ is 0 on [0, 1), where the 1-byte floor makes it 1 (1² = 1 too).
+            Rule::BytesLinear => {
+                let one = v.min(1.0);
+                (n * (n - 1.0) / 2.0 + f * n + one, (n - 1.0) * n * (2.0 * n - 1.0) / 6.0 + f * n * n + one)
+            }
+        }
+    }
+
+    /// P(X ≤ a), E[X; X ≤ a] and E[X²; X ≤ a] in bytes for X drawn by `sample`, exactly: no sampling and no
+    /// numerical integration. The probability below the first point is a point mass there; each segment between
+    /// points i−1 and i carries mass cdf_i − cdf_{i−1} spread uniformly over the drawn value v ∈ [v_{i−1}, v_i]
+    /// (a point mass when equal), and X = r(v)·unit with r the rule's rounding. X ≤ a is v ≤ ⌊a/1460⌋ under
+    /// ⌈·⌉ × 1460, and v < ⌊a⌋ + 1 (a ≥ 1) under max(1, ⌊·⌋), so each segment contributes its part below that cut
+    /// through `step_integrals`. `a = ∞` gives 1, `E[X]` and `E[X²]`.
+    pub fn below(&self, a: f64) -> Below {
+        let unit = self.unit() as f64;
+        let cut = match self.rule {
+            Rule::PacketsNs2 { payload } => (a / payload as f64).floor(),
+            Rule::BytesLinear if a < 1.0 => 0.0,
+            Rule::BytesLinear => a.floor() + 1.0,
+        };
+        let mut out = Below::default();
+        let point = |out: &mut Below, mass: f64, v: f64| {
+            let x = self.to_bytes(v) as f64;
+            if x <= a {
+                out.prob += mass;
+                out.first += mass * x;
+                out.second += mass * x * x;
+            }
+        };
         let first = self.table[0];
-        let mut mean = first.cdf * self.to_bytes(first.value) as f64;
+        point(&mut out, first.cdf, first.value);
         for w in self.table.windows(2) {
             let (p, q) = (w[0], w[1]);
             let mass = q.cdf - p.cdf;
             if mass <= 0.0 {
                 continue;
             }
-            let (a, b) = (p.value, q.value);
-            let seg = if b <= a {
-                self.to_bytes(a) as f64
-            } else {
-                let frac_mean = (frac_integral(b) - frac_integral(a)) / (b - a);
-                match self.rule {
-                    // ceil(x) = x + 1 − frac(x) except at integers (measure zero); ceil(x) ≥ 1 for x > 0.
-                    Rule::PacketsNs2 { payload } => payload as f64 * ((a + b) / 2.0 + 1.0 - frac_mean),
-                    // floor(x) = x − frac(x); max(1, floor(x)) adds 1 on [0, 1).
-                    Rule::BytesLinear => {
-                        let below_one = (b.min(1.0) - a.min(1.0)) / (b - a);
-                        (a + b) / 2.0 - frac_mean + below_one
-                    }
-                }
-            };
-            mean += mass * seg;
+            if q.value <= p.value {
+                point(&mut out, mass, p.value);
+                continue;
+            }
+            let hi = q.value.min(cut);
+            if hi <= p.value {
+                continue;
+            }
+            let density = mass / (q.value - p.value);
+            let ((lo1, lo2), (hi1, hi2)) = (self.step_integrals(p.value), self.step_integrals(hi));
+            out.prob += density * (hi - p.value);
+            out.first += density * unit * (hi1 - lo1);
+            out.second += density * unit * unit * (hi2 - lo2);
         }
-        mean
+        out
     }
 }
 
@@ -460,6 +535,69 @@ mod tests {
         for (name, want) in EXPECTED_MEANS {
             let got = FlowSizeCdf::builtin(name).unwrap().mean();
             assert!((got - want).abs() < 0.01, "{name}: analytic mean {got}, reference {want}");
+        }
+    }
+
+    /// P(X = x) for every size, by walking each segment's whole steps: the drawn value v rounds to k·1460 on
+    /// (k−1, k] under `PacketsNs2` and to max(1, k) on [k, k+1) under `BytesLinear`. Independent of `below`.
+    fn enumerate(cdf: &FlowSizeCdf) -> std::collections::BTreeMap<u64, f64> {
+        let mut pmf = std::collections::BTreeMap::new();
+        let t = &cdf.table;
+        let mut pieces = vec![(t[0].value, t[0].value, t[0].cdf)];
+        pieces.extend(t.windows(2).map(|w| (w[0].value, w[1].value, w[1].cdf - w[0].cdf)));
+        for (a, b, mass) in pieces.into_iter().filter(|p| p.2 > 0.0) {
+            if a == b {
+                *pmf.entry(cdf.to_bytes(a)).or_insert(0.0) += mass;
+                continue;
+            }
+            for k in (a.floor() as u64)..=(b.ceil() as u64 + 1) {
+                let (lo, hi, x) = match cdf.rule {
+                    Rule::PacketsNs2 { payload } => (k as f64 - 1.0, k as f64, (k * payload as u64).max(1)),
+                    Rule::BytesLinear => (k as f64, k as f64 + 1.0, k.max(1)),
+                };
+                let len = hi.min(b) - lo.max(a);
+                if len > 0.0 {
+                    *pmf.entry(x).or_insert(0.0) += mass * len / (b - a);
+                }
+            }
+        }
+        pmf
+    }
+
+    #[test]
+    fn partial_moments_match_an_enumeration_of_every_size() {
+        let tables = [
+            FlowSizeCdf::builtin("websearch").unwrap(),
+            FlowSizeCdf::builtin("datamining").unwrap(),
+            FlowSizeCdf::builtin("cache").unwrap(),
+            FlowSizeCdf::builtin("uniform_3k_60k_bytes").unwrap(),
+            // First cdf above 0 (interpolated from the origin, so sizes 0 and below 1 byte become 1), a point mass.
+            FlowSizeCdf::from_csv("t", "size_bytes,cumulative_probability\n7.5,0.2\n40,0.6\n40,0.7\n90.25,1\n")
+                .unwrap(),
+        ];
+        for cdf in &tables {
+            let pmf = enumerate(cdf);
+            assert!((pmf.values().sum::<f64>() - 1.0).abs() < 1e-9);
+            let (lo, hi) = cdf.range();
+            assert_eq!((lo, hi), (*pmf.keys().next().unwrap(), *pmf.keys().last().unwrap()), "{:?}", cdf.rule);
+            let mut cuts: Vec<f64> =
+                cdf.breakpoints().iter().flat_map(|&b| [b as f64 - 1.0, b as f64, b as f64 + 0.5]).collect();
+            cuts.extend([0.0, 0.99, 1.0, 1459.0, 1460.0, 100_000.0, 3.3e6, 1e9, f64::INFINITY]);
+            for a in cuts {
+                let want = pmf.range(..).filter(|(&x, _)| x as f64 <= a).fold(Below::default(), |b, (&x, &p)| Below {
+                    prob: b.prob + p,
+                    first: b.first + p * x as f64,
+                    second: b.second + p * (x as f64).powi(2),
+                });
+                let got = cdf.below(a);
+                let close = |g: f64, w: f64| (g - w).abs() <= 1e-9 * w.abs().max(1e-9);
+                assert!(
+                    close(got.prob, want.prob) && close(got.first, want.first) && close(got.second, want.second),
+                    "{:?} a = {a}: {got:?} vs {want:?}",
+                    cdf.rule
+                );
+            }
+            assert_eq!(cdf.lattice_floor(hi as f64 + 0.5), hi);
         }
     }
 

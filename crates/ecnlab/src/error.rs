@@ -20,6 +20,16 @@ impl Error {
         let path = path.into();
         Error::Config { path: if path.is_empty() { "<root>".into() } else { path }, msg: msg.into() }
     }
+
+    /// This error as a config error at `path` (where a table name or CSV file was given): a CSV file's
+    /// `file:line` stays in the message, the bare name of a table field (`cdf`, `rtt`) does not.
+    pub fn at(self, path: impl Into<String>) -> Error {
+        match self {
+            Error::Config { path: inner, msg } if inner.contains(':') => Error::config(path, format!("{inner}: {msg}")),
+            Error::Config { msg, .. } => Error::config(path, msg),
+            e => Error::config(path, e.to_string()),
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -12,7 +12,8 @@
 //!     ├─ sched::AnyScheduler   which queue sends next (no ECN knowledge)
 //!     └─ mark::AnyMarker       Pass / Mark / Drop at enqueue and dequeue, from a read-only PortState
 //!   transport::{Sender, Receiver}   sans-IO endpoints: TCP (congestion control in transport::cc, PIAS
-//!                       tagging in transport::pias) or RoCE with DCQCN (transport::dcqcn)
+//!                       tagging in transport::pias, its thresholds derived by transport::pias::derive when the
+//!                       scenario is loaded) or RoCE with DCQCN (transport::dcqcn)
 //!   sim::workload       flows, back-to-back connections, incast rounds, probes
 //!   observe             histograms, series, trace records
 //!   experiment          experiment definitions (grids + checks), the runner, result tables

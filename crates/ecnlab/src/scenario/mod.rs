@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::mark::threshold::Scope;
 use crate::mark::{At, Compare};
 use crate::port::NonEct;
+use crate::transport::pias::{DeriveSpec, PiasSpec, PiasToml};
 use crate::transport::TcpConfig;
 use crate::units::{Bytes, QueueLen, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -497,8 +498,12 @@ impl Scenario {
         for s in sets {
             apply_set(&mut doc, s)?;
         }
-        let sc = deserialize(&doc).map_err(|(path, msg)| Error::config(narrow(&doc, path, &msg).join("."), msg))?;
+        let derive = take_pias_derive(&mut doc)?;
+        let mut sc = deserialize(&doc).map_err(|(path, msg)| Error::config(narrow(&doc, path, &msg).join("."), msg))?;
         sc.validate()?;
+        if let Some(d) = derive {
+            sc.resolve_pias(&d)?;
+        }
         Ok(sc)
     }
 
@@ -518,6 +523,10 @@ impl Scenario {
 type DeError = (Vec<String>, String);
 
 fn deserialize(doc: &toml::Value) -> Result<Scenario, DeError> {
+    deserialize_as(doc)
+}
+
+fn deserialize_as<T: serde::de::DeserializeOwned>(doc: &toml::Value) -> Result<T, DeError> {
     use serde_path_to_error::Segment;
     serde_path_to_error::deserialize(doc.clone()).map_err(|e| {
         let path = e
@@ -531,6 +540,24 @@ fn deserialize(doc: &toml::Value) -> Result<Scenario, DeError> {
             .collect();
         (path, e.inner().message().to_string())
     })
+}
+
+/// `transport.pias = { derive = true, … }` needs the workloads, which `Pias` (a `Copy` value inside `TcpConfig`)
+/// cannot see: the table is checked and taken out of the document here, and `Scenario::resolve_pias` turns it into
+/// thresholds once the rest of the scenario is valid. A `thresholds` table stays and deserializes as usual.
+fn take_pias_derive(doc: &mut toml::Value) -> Result<Option<DeriveSpec>, Error> {
+    let Some(toml::Value::Table(transport)) = doc.get_mut("transport") else { return Ok(None) };
+    let Some(table) = transport.get("pias") else { return Ok(None) };
+    let here = |field: &str| if field.is_empty() { "transport.pias".into() } else { format!("transport.pias.{field}") };
+    let t: PiasToml = deserialize_as(table).map_err(|(path, msg)| Error::config(here(&path.join(".")), msg))?;
+    match t.spec() {
+        Ok(PiasSpec::Given(_)) => Ok(None),
+        Ok(PiasSpec::Derive(d)) => {
+            transport.remove("pias");
+            Ok(Some(d))
+        }
+        Err((field, msg)) => Err(Error::config(here(field), msg)),
+    }
 }
 
 /// Serde loses the path inside internally tagged enums (`topology`, `workloads.0`, `switch.marker`): descends

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::net::node_name;
+use crate::transport::pias::DeriveSpec;
 use crate::units::PS_PER_S;
 
 /// Star and dumbbell host counts: the network builder's routing grows with hosts².
@@ -121,26 +122,11 @@ impl Scenario {
             }
         }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
-        if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) {
-            if t.handshake {
-                return err("transport.handshake", "RoCE (cc.kind = \"dcqcn\") has no handshake: set it false");
-            }
-            if t.pias.is_some() {
-                return err("transport.pias", "PIAS tags TCP flows; cc.kind = \"dcqcn\" does not support it");
-            }
+        if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) && t.handshake {
+            return err("transport.handshake", "RoCE (cc.kind = \"dcqcn\") has no handshake: set it false");
         }
         if let Some(p) = t.pias {
-            if (self.switch.queues as usize) < p.levels() {
-                return err(
-                    "transport.pias.thresholds",
-                    format!(
-                        "{} priorities need switch.queues ≥ {}, got {}",
-                        p.levels(),
-                        p.levels(),
-                        self.switch.queues
-                    ),
-                );
-            }
+            self.check_pias(p.levels(), "transport.pias.thresholds")?;
         }
         self.validate_ports()?;
         for (i, w) in self.workloads.iter().enumerate() {
@@ -162,6 +148,95 @@ impl Scenario {
         if self.limits.max_events == 0 {
             return err("limits.max_events", "must be > 0");
         }
+        Ok(())
+    }
+
+    /// PIAS with `levels` priorities: TCP only, and a switch queue per priority (`field` names where the levels
+    /// come from).
+    fn check_pias(&self, levels: usize, field: &str) -> Result<(), Error> {
+        if matches!(self.transport.cc, crate::transport::CcConfig::Dcqcn(_)) {
+            return err("transport.pias", "PIAS tags TCP flows; cc.kind = \"dcqcn\" does not support it");
+        }
+        if (self.switch.queues as usize) < levels {
+            return err(
+                field,
+                format!("{levels} priorities need switch.queues ≥ {levels}, got {}", self.switch.queues),
+            );
+        }
+        Ok(())
+    }
+
+    /// `transport.pias = { derive = true, … }` on a validated scenario: sets the thresholds that minimise the
+    /// model mean FCT (transport::pias::derive, PIAS §4.2) for the CDF and load given in the table, or else those
+    /// of the scenario's Poisson workload. Errors name `transport.pias.<field>` and say what to set.
+    pub(super) fn resolve_pias(&mut self, d: &DeriveSpec) -> Result<(), Error> {
+        self.check_pias(d.levels, "transport.pias.levels")?;
+        let poisson: Vec<(usize, &[String], f64)> = (self.workloads.iter().enumerate())
+            .filter_map(|(i, w)| match w {
+                Workload::Poisson { cdf, load, .. } => Some((i, cdf.as_slice(), *load)),
+                _ => None,
+            })
+            .collect();
+        let cdf = match &d.cdf {
+            Some(c) => c.clone(),
+            None => {
+                let mut all: Vec<&String> = poisson.iter().flat_map(|p| p.1).collect();
+                all.sort();
+                all.dedup();
+                match all.as_slice() {
+                    [one] => one.to_string(),
+                    [] => {
+                        return err(
+                            "transport.pias.cdf",
+                            "derive = true needs a flow-size CDF: the scenario has no poisson workload; set \
+                             transport.pias.cdf (and load)",
+                        )
+                    }
+                    many => {
+                        return err(
+                            "transport.pias.cdf",
+                            format!(
+                            "the poisson workloads use {} CDFs ({}); set transport.pias.cdf to the one to derive for",
+                            many.len(),
+                            many.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                        ),
+                        )
+                    }
+                }
+            }
+        };
+        let load = match (d.load, poisson.as_slice()) {
+            (Some(l), _) => l,
+            (None, [(i, _, l)]) => {
+                if !(*l > 0.0 && *l < 1.0) {
+                    return err(
+                        "transport.pias.load",
+                        format!(
+                            "the derivation needs a load in (0, 1), workloads.{i}.load is {l}; set transport.pias.load"
+                        ),
+                    );
+                }
+                *l
+            }
+            (None, []) => {
+                return err(
+                    "transport.pias.load",
+                    "derive = true needs a load: the scenario has no poisson workload; set transport.pias.load",
+                )
+            }
+            (None, many) => {
+                return err(
+                    "transport.pias.load",
+                    format!("{} poisson workloads; set transport.pias.load to the load to derive for", many.len()),
+                )
+            }
+        };
+        let table = crate::sim::load_cdf(&cdf).map_err(|e| e.at("transport.pias.cdf"))?;
+        let derived = crate::transport::pias::derive(&table, load, d.levels).map_err(|e| match e {
+            Error::Config { path, msg } => Error::config(format!("transport.pias.{path}"), msg),
+            e => e,
+        })?;
+        self.transport.pias = Some(derived.pias);
         Ok(())
     }
 
@@ -581,10 +656,10 @@ impl Scenario {
                     return err(p("cdf"), format!("one CDF, or one per group of services ({n_services} services)"));
                 }
                 for (i, c) in cdf.iter().enumerate() {
-                    crate::sim::load_cdf(c).map_err(|e| Error::config(p(&format!("cdf.{i}")), e.to_string()))?;
+                    crate::sim::load_cdf(c).map_err(|e| e.at(p(&format!("cdf.{i}"))))?;
                 }
                 if let Some(r) = rtt {
-                    crate::sim::load_rtt(&r.dist).map_err(|e| Error::config(p("rtt.dist"), e.to_string()))?;
+                    crate::sim::load_rtt(&r.dist).map_err(|e| e.at(p("rtt.dist")))?;
                     if r.lo == Time::ZERO || r.hi < r.lo {
                         return err(p("rtt.hi"), "need 0 < lo ≤ hi");
                     }

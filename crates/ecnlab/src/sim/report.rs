@@ -372,6 +372,10 @@ impl Sim {
         if self.pfc.is_some() {
             summary.as_object_mut().expect("object").insert("pfc".into(), self.pfc_json(now));
         }
+        if let Some(p) = sc.transport.pias {
+            let pias = json!({"levels": p.levels(), "thresholds_bytes": p.thresholds()});
+            summary.as_object_mut().expect("object").insert("pias".into(), pias);
+        }
         let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
             self.series.iter().filter(|s| !s.rows.is_empty()).cloned().collect()
         } else {

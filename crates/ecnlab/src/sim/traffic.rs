@@ -80,7 +80,7 @@ impl Poisson {
         let loaded: Vec<FlowSizeCdf> = cdf
             .iter()
             .enumerate()
-            .map(|(i, c)| load_cdf(c).map_err(|e| Error::config(path(idx, &format!("cdf.{i}")), e.to_string())))
+            .map(|(i, c)| load_cdf(c).map_err(|e| e.at(path(idx, &format!("cdf.{i}")))))
             .collect::<Result<_, _>>()?;
         let per_group = n_services / loaded.len();
         let cdfs: Vec<FlowSizeCdf> = (0..n_services).map(|s| loaded[s / per_group].clone()).collect();
@@ -114,7 +114,7 @@ impl Poisson {
         let rtt = match rtt {
             None => None,
             Some(r) => {
-                let d = load_rtt(&r.dist).map_err(|e| Error::config(path(idx, "rtt.dist"), e.to_string()))?;
+                let d = load_rtt(&r.dist).map_err(|e| e.at(path(idx, "rtt.dist")))?;
                 // The lowest drawn RTT must cover the fabric's base RTT of every pair it may apply to.
                 let mtu = Bytes(net.ports[0].mtu.0);
                 let worst = hosts
@@ -130,7 +130,7 @@ impl Poisson {
                         format!("{} is below the fabric's base RTT ({worst}); must be ≥ it", r.lo),
                     ));
                 }
-                Some(d.rescaled(r.lo, r.hi).map_err(|e| Error::config(path(idx, "rtt.hi"), e.to_string()))?)
+                Some(d.rescaled(r.lo, r.hi).map_err(|e| e.at(path(idx, "rtt.hi")))?)
             }
         };
         Ok(Poisson {
