@@ -64,7 +64,10 @@ impl MqEcn {
         if let Some(since) = self.idle_since.take() {
             if self.t_idle > Time::ZERO {
                 let periods = now.saturating_sub(since).0 / self.t_idle.0;
-                self.t_round *= self.beta.powi(periods.min(i32::MAX as u64) as i32);
+                // β^0 = 1 and 0·β^n = 0: skip the power when it cannot change T_round.
+                if periods > 0 && self.t_round != 0.0 {
+                    self.t_round *= self.beta.powi(periods.min(i32::MAX as u64) as i32);
+                }
             }
         }
     }

@@ -49,7 +49,6 @@ pub struct Flow {
     /// Waiting in its host's queue for the NIC to drain.
     nic_blocked: bool,
     delivered_at_warmup: u64,
-    pub rtt: LogHist,
 }
 
 /// Per-host state: flows waiting for the NIC.
@@ -415,7 +414,6 @@ impl Sim {
                 f.sender.on_packet(self.now, &pkt);
                 if let Some(r) = f.sender.take_rtt_sample() {
                     if self.now >= self.warmup {
-                        f.rtt.add(r.0, 1);
                         self.class_rtt[f.addr.class as usize].add(r.0, 1);
                         self.all_rtt.add(r.0, 1);
                         if let Some(s) = &mut self.rtt_series {
@@ -623,7 +621,6 @@ impl Sim {
             timer_pending: Time::MAX,
             nic_blocked: false,
             delivered_at_warmup: 0,
-            rtt: LogHist::default(),
         });
         if app.is_some() {
             self.flow_timer(id);
