@@ -15,6 +15,7 @@ use crate::packet::PacketPool;
 use crate::port::{Port, PortConfig, SharedBuffer};
 use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
+use crate::transport::cc::CcConfig;
 use crate::units::{Bytes, Rate, Time};
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
@@ -234,7 +235,8 @@ impl Sim {
         cols.extend((0..used_classes(sc)).map(|c| format!("class{c}_delivered_bytes")));
         sim.series.push(Series::new("delivered", cols));
         let mut cols = vec!["time_s".to_string()];
-        cols.extend(sc.observe.cwnd.iter().map(|f| format!("flow{f}_cwnd_bytes")));
+        let unit = if matches!(sc.transport.cc, CcConfig::Dcqcn(_)) { "rate_gbps" } else { "cwnd_bytes" };
+        cols.extend(sc.observe.cwnd.iter().map(|f| format!("flow{f}_{unit}")));
         sim.series.push(Series::new("cwnd", cols));
         for (i, w) in sc.workloads.iter().enumerate() {
             if let Some(t) = sim.workloads[i].first_event(w) {

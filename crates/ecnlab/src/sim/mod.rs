@@ -680,7 +680,7 @@ impl Sim {
         if !self.cwnd_flows.is_empty() {
             let mut row = vec![t];
             for &f in &self.cwnd_flows {
-                row.push(self.flows.get(f as usize).map_or(0.0, |f| f.sender.window() as f64));
+                row.push(self.flows.get(f as usize).map_or(0.0, |f| f.sender.window_sample()));
             }
             self.series[2].rows.push(row);
         }

@@ -165,11 +165,11 @@ impl Sender {
             Sender::Roce(s) => s.written,
         }
     }
-    /// TCP's congestion window in bytes; for DCQCN the bytes its current rate sends in 1 us.
-    pub fn window(&self) -> u64 {
+    /// What `cwnd.csv` samples: TCP's congestion window in bytes; DCQCN's current rate R_C in Gb/s.
+    pub fn window_sample(&self) -> f64 {
         match self {
-            Sender::Tcp(s) => s.cwnd,
-            Sender::Roce(s) => (s.rp.rc / 8e6) as u64,
+            Sender::Tcp(s) => s.cwnd as f64,
+            Sender::Roce(s) => s.rp.rc / 1e9,
         }
     }
     pub fn stats(&self) -> &SenderStats {

@@ -111,6 +111,19 @@ fn dcqcn_flows_converge_to_fair_shares_with_the_queue_between_kmin_and_kmax() {
 }
 
 #[test]
+fn dcqcn_rates_sampled_in_gbps_share_the_link() {
+    let sample = ["observe.sample_interval=\"100us\"", "observe.cwnd=[0,1,2,3]"];
+    let r = run_text(DCQCN_4_TO_1, &[&[OVER_PFC][..], &sample].concat());
+    let s = r.series.iter().find(|s| s.name == "cwnd").expect("cwnd series");
+    assert_eq!(s.columns[1..], ["flow0_rate_gbps", "flow1_rate_gbps", "flow2_rate_gbps", "flow3_rate_gbps"]);
+    // After warm-up the four rates (wire bits, headers included) add up to about the 40 Gb/s they share: a
+    // lasting surplus would grow the queue past K_max, a deficit would idle the port.
+    let late: Vec<f64> = s.rows.iter().filter(|row| row[0] >= 0.1).map(|row| row[1..].iter().sum()).collect();
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    assert!((36.0..44.0).contains(&mean), "mean sum of the rates {mean} Gb/s");
+}
+
+#[test]
 fn roce_recovers_losses_by_go_back_n_when_pfc_is_off() {
     // No PFC and a 30 KB buffer: the line-rate start overflows it; NACKs and the timeout resend what was lost.
     let r = run_text(
