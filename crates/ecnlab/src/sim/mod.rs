@@ -395,7 +395,7 @@ impl Sim {
             }
             Kind::ProbeReply => self.probe_reply(pkt),
             Kind::Request => {
-                self.on_request(pkt.flow);
+                self.on_request(pkt.flow, pkt.seq);
                 self.pump(pkt.flow);
             }
             Kind::Data | Kind::Syn => {

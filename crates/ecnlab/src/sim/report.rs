@@ -440,6 +440,7 @@ fn workload_json(w: &WorkloadState, flows: &[super::Flow]) -> Value {
                 "rounds_completed": times.len(),
                 "rounds": inc.rounds,
                 "round_times_s": times,
+                "requests_resent": inc.requests_resent,
                 "goodput_gbps": (total > 0.0).then(|| bytes * times.len() as f64 * 8.0 / total / 1e9),
             })
         }

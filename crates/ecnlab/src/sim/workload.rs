@@ -54,6 +54,12 @@ pub struct Incast {
     pub round_start: Time,
     /// Completion time of each finished round (request sent → last block byte received).
     pub round_times: Vec<Time>,
+    /// When the receiver next resends the requests of this round that no sender has acted on.
+    pub retry_at: Time,
+    /// Resends so far in this round (the wait doubles with each).
+    pub retries: u32,
+    /// Requests sent again over the run.
+    pub requests_resent: u64,
 }
 
 impl WorkloadState {
@@ -102,6 +108,9 @@ impl WorkloadState {
                 done_in_round: 0,
                 round_start: start,
                 round_times: vec![],
+                retry_at: Time::MAX,
+                retries: 0,
+                requests_resent: 0,
             }),
             Workload::Probe { src, dst, interval, stop, class, size, ect, .. } => {
                 WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent: 0, rtt: LogHist::default() }
@@ -167,7 +176,9 @@ impl Sim {
                 }
             }
             WorkloadState::Incast(inc) => {
-                if inc.flows.is_empty() {
+                if inc.round < inc.rounds && now == inc.retry_at {
+                    self.resend_requests(idx);
+                } else if inc.flows.is_empty() {
                     let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
                     for s in senders {
                         let f = self.open_flow(idx, s, r, c, None, None, None);
@@ -263,32 +274,74 @@ impl Sim {
         };
         inc.done_in_round = 0;
         inc.round_start = now;
-        let target_blocks = inc.round as u64 + 1;
-        let (block, receiver, class) = (inc.block, inc.receiver, inc.class);
-        let flows = inc.flows.clone();
-        for f in flows {
-            let fl = &mut self.flows[f as usize];
-            fl.notify_at = block * target_blocks;
-            let req = Packet {
-                flow: f,
-                src: receiver,
-                dst: fl.addr.src,
-                kind: Kind::Request,
-                class,
-                wire: 64,
-                ts: now,
-                ..Packet::default()
-            };
-            self.send_from_host(receiver, req);
+        inc.retries = 0;
+        let wanted = inc.block * (inc.round as u64 + 1);
+        for f in inc.flows.clone() {
+            self.flows[f as usize].notify_at = wanted;
+            self.send_request(idx, f, wanted);
         }
+        self.arm_request_retry(idx);
     }
 
-    /// A request reached an incast sender: its application writes one block.
-    pub(super) fn on_request(&mut self, flow: u32) {
-        let w = self.flows[flow as usize].workload as usize;
-        if let WorkloadState::Incast(inc) = &self.workloads[w] {
-            let block = inc.block;
-            self.flows[flow as usize].sender.write(block);
+    /// One request: "send me your stream up to byte `wanted`" (carried in `seq`, so a duplicate is harmless).
+    fn send_request(&mut self, idx: u32, flow: u32, wanted: u64) {
+        let WorkloadState::Incast(inc) = &self.workloads[idx as usize] else {
+            return;
+        };
+        let receiver = inc.receiver;
+        let req = Packet {
+            flow,
+            src: receiver,
+            dst: self.flows[flow as usize].addr.src,
+            kind: Kind::Request,
+            class: inc.class,
+            wire: 64,
+            seq: wanted,
+            ts: self.now,
+            ..Packet::default()
+        };
+        self.send_from_host(receiver, req);
+    }
+
+    /// Requests travel outside any connection, so the receiver times them out itself, as a request/response
+    /// application over TCP would have TCP do: after the initial RTO, doubling per resend up to the maximum.
+    fn arm_request_retry(&mut self, idx: u32) {
+        let (rto, max) = (self.tcp.initial_rto, self.tcp.max_rto);
+        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
+            return;
+        };
+        let wait = Time(rto.0.saturating_mul(1u64 << inc.retries.min(32))).min(max);
+        let at = self.now + wait;
+        inc.retry_at = at;
+        self.schedule(at, Event::Workload { idx });
+    }
+
+    /// The round's retry timer fired: request again from every sender whose application has not yet written
+    /// the round's block (its request was lost).
+    fn resend_requests(&mut self, idx: u32) {
+        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
+            return;
+        };
+        let wanted = inc.block * (inc.round as u64 + 1);
+        let lost: Vec<u32> =
+            inc.flows.iter().copied().filter(|&f| self.flows[f as usize].sender.written() < wanted).collect();
+        if lost.is_empty() {
+            return;
+        }
+        inc.retries += 1;
+        inc.requests_resent += lost.len() as u64;
+        for f in lost {
+            self.send_request(idx, f, wanted);
+        }
+        self.arm_request_retry(idx);
+    }
+
+    /// A request reached an incast sender: its application writes up to the requested byte (once: a resent
+    /// request whose original also arrived writes nothing).
+    pub(super) fn on_request(&mut self, flow: u32, wanted: u64) {
+        let s = &mut self.flows[flow as usize].sender;
+        if s.written() < wanted {
+            s.write(wanted - s.written());
         }
     }
 
