@@ -230,9 +230,10 @@ impl Ctx<'_> {
     /// Runs one point, or reads it from the cache when its resolved scenario is unchanged.
     fn point(&self, b: &Binding) -> Result<PointResult, Error> {
         let sc = self.plan.scenario(b)?;
-        // The cache is valid for the same resolved scenario, metric definitions and ecnlab version.
+        // The cache is valid for the same resolved scenario, metric definitions and simulator sources (a hash of
+        // the crate's `src/` and `data/` taken at build time: any change to the simulator re-runs every point).
         let metrics = format!("{:?}", self.plan.def.metrics);
-        let hash = crate::sim::report::fnv(&(sc.to_toml() + &metrics + env!("CARGO_PKG_VERSION")));
+        let hash = crate::sim::report::fnv(&(sc.to_toml() + &metrics + env!("ECNLAB_SOURCE_HASH")));
         let file = self.dir.join(format!("{}.json", key_of(b)));
         if let Ok(text) = std::fs::read_to_string(&file) {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {

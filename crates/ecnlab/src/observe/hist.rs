@@ -31,19 +31,24 @@ fn bucket_mid(b: usize) -> f64 {
 }
 
 impl LogHist {
+    #[inline]
     pub fn add(&mut self, v: u64, weight: u64) {
         if weight == 0 {
             return;
         }
         let b = bucket(v);
         if self.counts.len() <= b {
-            self.counts.resize(b + 1, 0);
+            self.grow(b);
         }
         self.counts[b] += weight;
         self.total += weight;
         self.sum += v as u128 * weight as u128;
         self.max = self.max.max(v);
         self.n += 1;
+    }
+    #[cold]
+    fn grow(&mut self, b: usize) {
+        self.counts.resize(b + 1, 0);
     }
     pub fn clear(&mut self) {
         *self = LogHist::default();

@@ -51,7 +51,10 @@ impl Occupancy {
         let dt = now.saturating_sub(self.last).0;
         if dt > 0 {
             self.integral += self.cur as u128 * dt as u128;
-            self.integral_sq += (self.cur as f64) * (self.cur as f64) * dt as f64;
+            // Through i64: the same value (both are below 2^63) with one conversion instruction, where u64 → f64
+            // takes a branchy sequence on x86-64.
+            let (cur, dt_f) = (self.cur as i64 as f64, dt as i64 as f64);
+            self.integral_sq += cur * cur * dt_f;
             if let Some(h) = &mut self.hist {
                 h.add(self.cur, dt);
             }
