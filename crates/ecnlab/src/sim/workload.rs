@@ -56,10 +56,20 @@ pub struct Incast {
     pub round_times: Vec<Time>,
     /// When the receiver next resends the requests of this round that no sender has acted on.
     pub retry_at: Time,
+    /// The time of the one retry event in the queue (`Time::MAX`: none). A new round moves `retry_at` later
+    /// without scheduling another: the pending event, on firing early, re-arms itself for `retry_at`.
+    pub timer_pending: Time,
     /// Resends so far in this round (the wait doubles with each).
     pub retries: u32,
     /// Requests sent again over the run.
     pub requests_resent: u64,
+}
+
+impl Incast {
+    /// The stream offset every sender must have written by the end of the current round.
+    fn wanted(&self) -> u64 {
+        self.block * (self.round as u64 + 1)
+    }
 }
 
 impl WorkloadState {
@@ -109,6 +119,7 @@ impl WorkloadState {
                 round_start: start,
                 round_times: vec![],
                 retry_at: Time::MAX,
+                timer_pending: Time::MAX,
                 retries: 0,
                 requests_resent: 0,
             }),
@@ -176,8 +187,14 @@ impl Sim {
                 }
             }
             WorkloadState::Incast(inc) => {
-                if inc.round < inc.rounds && now == inc.retry_at {
-                    self.resend_requests(idx);
+                if inc.timer_pending == now {
+                    // The retry timer; after the last round it just lapses.
+                    inc.timer_pending = Time::MAX;
+                    if inc.round < inc.rounds && now >= inc.retry_at {
+                        self.resend_requests(idx);
+                    } else if inc.round < inc.rounds {
+                        self.queue_retry_timer(idx);
+                    }
                 } else if inc.flows.is_empty() {
                     let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
                     for s in senders {
@@ -275,7 +292,7 @@ impl Sim {
         inc.done_in_round = 0;
         inc.round_start = now;
         inc.retries = 0;
-        let wanted = inc.block * (inc.round as u64 + 1);
+        let wanted = inc.wanted();
         for f in inc.flows.clone() {
             self.flows[f as usize].notify_at = wanted;
             self.send_request(idx, f, wanted);
@@ -306,14 +323,24 @@ impl Sim {
     /// Requests travel outside any connection, so the receiver times them out itself, as a request/response
     /// application over TCP would have TCP do: after the initial RTO, doubling per resend up to the maximum.
     fn arm_request_retry(&mut self, idx: u32) {
-        let (rto, max) = (self.tcp.initial_rto, self.tcp.max_rto);
+        let (rto, max, now) = (self.tcp.initial_rto, self.tcp.max_rto, self.now);
+        if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
+            inc.retry_at = now + Time(rto.0.saturating_mul(1u64 << inc.retries.min(32))).min(max);
+            self.queue_retry_timer(idx);
+        }
+    }
+
+    /// Schedules the retry event for `retry_at` unless one is already queued: that one fires no later, and
+    /// re-queues itself if `retry_at` has moved since (one event per workload, not one per round).
+    fn queue_retry_timer(&mut self, idx: u32) {
         let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
             return;
         };
-        let wait = Time(rto.0.saturating_mul(1u64 << inc.retries.min(32))).min(max);
-        let at = self.now + wait;
-        inc.retry_at = at;
-        self.schedule(at, Event::Workload { idx });
+        if inc.timer_pending == Time::MAX {
+            let at = inc.retry_at;
+            inc.timer_pending = at;
+            self.schedule(at, Event::Workload { idx });
+        }
     }
 
     /// The round's retry timer fired: request again from every sender whose application has not yet written
@@ -322,7 +349,7 @@ impl Sim {
         let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
             return;
         };
-        let wanted = inc.block * (inc.round as u64 + 1);
+        let wanted = inc.wanted();
         let lost: Vec<u32> =
             inc.flows.iter().copied().filter(|&f| self.flows[f as usize].sender.written() < wanted).collect();
         if lost.is_empty() {
