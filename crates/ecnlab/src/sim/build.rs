@@ -130,7 +130,7 @@ impl Sim {
         };
         let mut ports = Vec::with_capacity(net.ports.len());
         for (i, spec) in net.ports.iter().enumerate() {
-            let hist = watched.contains(&(i as u32));
+            let hist = sc.observe.occupancy_quantiles && watched.contains(&(i as u32));
             let port = match &settings[i] {
                 Some(s) => {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.

@@ -33,6 +33,21 @@ fn without_ecn_the_buffer_fills_and_drops_and_ecnstar_swings_wider_than_dctcp() 
 }
 
 #[test]
+fn occupancy_quantiles_off_drops_only_the_quantiles() {
+    // The histograms only observe: without them the run and every exact statistic are the same.
+    let with = run_builtin("dctcp-8flows", &["duration=0.2s"]);
+    let without = run_builtin("dctcp-8flows", &["duration=0.2s", "observe.occupancy_quantiles=false"]);
+    let (a, b) = (&port(&with, "s0->h0")["occupancy"], &port(&without, "s0->h0")["occupancy"]);
+    for k in ["mean_bytes", "max_bytes", "min_bytes", "std_bytes", "max_all_bytes"] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert!(f(&a["p99_bytes"]) >= f(&a["p50_bytes"]));
+    assert!(b["p50_bytes"].is_null() && b["p99_bytes"].is_null() && b["p99_pkts"].is_null());
+    assert_eq!(with.flows.len(), without.flows.len());
+    assert_eq!(with.summary["events"], without.summary["events"]);
+}
+
+#[test]
 fn same_seed_gives_byte_identical_summaries() {
     let strip = |r: ecnlab::RunReport| {
         let mut s = r.summary.clone();
