@@ -53,8 +53,8 @@ pub struct Network {
     pub ports: Vec<PortSpec>,
     /// The NIC port of each host.
     pub host_port: Vec<u32>,
-    /// Per switch, per destination host: a range into `next_ports`.
-    routes: Vec<Vec<(u32, u16)>>,
+    /// At `switch × hosts + destination host`: a range into `next_ports` (one flat table: one load per hop).
+    routes: Vec<(u32, u16)>,
     next_ports: Vec<u32>,
 }
 
@@ -86,7 +86,7 @@ impl Network {
             .map(|(h, p)| p.ok_or_else(|| format!("host h{h} has no link")))
             .collect::<Result<_, _>>()?;
         // BFS from each destination host over switches; next hops are neighbours one step closer.
-        net.routes = vec![Vec::with_capacity(hosts); switches];
+        net.routes = vec![(0, 0); switches * hosts];
         let mut dist = vec![u32::MAX; hosts + switches];
         for dst in 0..hosts {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
@@ -116,7 +116,7 @@ impl Network {
                 if n == 0 {
                     return Err(format!("switch s{s} has no route to host h{dst}"));
                 }
-                net.routes[s].push((start, n as u16));
+                net.routes[s * hosts + dst] = (start, n as u16);
             }
         }
         Ok(net)
@@ -125,7 +125,7 @@ impl Network {
     /// The egress port at switch `s` for a packet of `flow` to host `dst`: ECMP by a per-flow hash.
     #[inline]
     pub fn route(&self, s: u32, dst: u32, flow_hash: u64) -> u32 {
-        let (start, n) = self.routes[s as usize][dst as usize];
+        let (start, n) = self.routes[s as usize * self.hosts + dst as usize];
         if n == 1 {
             return self.next_ports[start as usize];
         }

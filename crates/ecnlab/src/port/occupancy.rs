@@ -16,6 +16,11 @@ pub struct Occupancy {
     hist: Option<LogHist>,
 }
 
+#[inline(never)]
+fn add_to_hist(h: &mut LogHist, value: u64, dt: u64) {
+    h.add(value, dt);
+}
+
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct OccupancyStats {
     /// Time-weighted mean over the window, bytes.
@@ -47,6 +52,8 @@ impl Occupancy {
         }
     }
 
+    /// Inlined into every queue change (a call costs more than its body); the histogram is out of line.
+    #[inline(always)]
     fn accrue(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last).0;
         if dt > 0 {
@@ -56,7 +63,7 @@ impl Occupancy {
             let (cur, dt_f) = (self.cur as i64 as f64, dt as i64 as f64);
             self.integral_sq += cur * cur * dt_f;
             if let Some(h) = &mut self.hist {
-                h.add(self.cur, dt);
+                add_to_hist(h, self.cur, dt);
             }
             self.last = now;
         }

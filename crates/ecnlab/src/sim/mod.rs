@@ -276,7 +276,14 @@ impl Sim {
     }
 
     /// PFC: a lossless packet queued at a switch counts toward its ingress link's priority.
+    #[inline]
     fn pfc_hold(&mut self, id: PacketId) {
+        if self.pfc.is_some() {
+            self.pfc_hold_lossless(id);
+        }
+    }
+
+    fn pfc_hold_lossless(&mut self, id: PacketId) {
         let Some(pfc) = &mut self.pfc else { return };
         let p = self.pool.get(id);
         let prio = pfc::priority(p.class);
@@ -291,7 +298,14 @@ impl Sim {
     }
 
     /// PFC: a lossless packet leaves its switch (sent or dropped).
+    #[inline]
     fn pfc_release(&mut self, id: PacketId) {
+        if self.pfc.is_some() {
+            self.pfc_release_lossless(id);
+        }
+    }
+
+    fn pfc_release_lossless(&mut self, id: PacketId) {
         let Some(pfc) = &mut self.pfc else { return };
         let p = self.pool.get(id);
         let prio = pfc::priority(p.class);
