@@ -11,26 +11,24 @@ use super::rr::{RoundRobin, TurnBudget};
 /// DWRR: the round-robin engine with carried-over deficit counters.
 pub type Dwrr = RoundRobin<Deficits>;
 
+/// The credit is the deficit counter.
 #[derive(Clone, Debug)]
-pub struct Deficits(Vec<u64>);
+pub struct Deficits;
 
 impl TurnBudget for Deficits {
-    fn new(n: usize) -> Self {
-        Deficits(vec![0; n])
+    fn start_turn(deficit: &mut u64, quantum: u64) {
+        *deficit += quantum;
     }
-    fn start_turn(&mut self, q: usize, quantum: u64) {
-        self.0[q] += quantum;
+    fn fits(deficit: u64, size: u32, _first: bool) -> bool {
+        size as u64 <= deficit
     }
-    fn fits(&self, q: usize, size: u32, _first: bool) -> bool {
-        size as u64 <= self.0[q]
+    fn charge(deficit: &mut u64, wire: u32) {
+        debug_assert!(wire as u64 <= *deficit, "DWRR sent more than its deficit");
+        *deficit = deficit.saturating_sub(wire as u64);
     }
-    fn charge(&mut self, q: usize, wire: u32) {
-        debug_assert!(wire as u64 <= self.0[q], "DWRR sent more than its deficit");
-        self.0[q] = self.0[q].saturating_sub(wire as u64);
-    }
-    fn end_turn(&mut self, q: usize, emptied: bool) {
+    fn end_turn(deficit: &mut u64, emptied: bool) {
         if emptied {
-            self.0[q] = 0;
+            *deficit = 0;
         }
     }
 }

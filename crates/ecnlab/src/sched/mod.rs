@@ -147,8 +147,8 @@ impl AnyScheduler {
         }
         match self {
             AnyScheduler::StrictPriority => vec![1; n],
-            AnyScheduler::Wrr(s) => s.quanta().to_vec(),
-            AnyScheduler::Dwrr(s) => s.quanta().to_vec(),
+            AnyScheduler::Wrr(s) => s.quanta(),
+            AnyScheduler::Dwrr(s) => s.quanta(),
             AnyScheduler::Wfq(s) => s.weights().to_vec(),
             AnyScheduler::SpOver(s) => s.weights(),
         }

@@ -25,11 +25,11 @@ impl Group {
         }
     }
 
-    pub fn weights(&self) -> &[u64] {
+    pub fn weights(&self) -> Vec<u64> {
         match self {
             Group::Wrr(s) => s.quanta(),
             Group::Dwrr(s) => s.quanta(),
-            Group::Wfq(s) => s.weights(),
+            Group::Wfq(s) => s.weights().to_vec(),
         }
     }
 
@@ -108,7 +108,7 @@ impl SpOver {
     /// 1 for the strict queues, the group's quanta or weights for the rest.
     pub fn weights(&self) -> Vec<u64> {
         let mut w = vec![1; self.strict];
-        w.extend_from_slice(self.inner.weights());
+        w.extend(self.inner.weights());
         w
     }
 

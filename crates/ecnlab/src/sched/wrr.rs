@@ -12,26 +12,18 @@ use super::rr::{RoundRobin, TurnBudget};
 /// WRR: the round-robin engine with a per-turn budget that never carries over.
 pub type Wrr = RoundRobin<WrrBudget>;
 
-/// Only the queue in its turn has a budget, so one counter suffices.
+/// The credit is what is left of this turn's quantum; it never carries over.
 #[derive(Clone, Debug)]
-pub struct WrrBudget {
-    left: u64,
-}
+pub struct WrrBudget;
 
 impl TurnBudget for WrrBudget {
-    fn new(_n: usize) -> Self {
-        WrrBudget { left: 0 }
+    fn start_turn(left: &mut u64, quantum: u64) {
+        *left = quantum;
     }
-    fn start_turn(&mut self, _q: usize, quantum: u64) {
-        self.left = quantum;
+    fn fits(left: u64, size: u32, first: bool) -> bool {
+        first || size as u64 <= left
     }
-    fn fits(&self, _q: usize, size: u32, first: bool) -> bool {
-        first || size as u64 <= self.left
-    }
-    fn charge(&mut self, _q: usize, wire: u32) {
-        self.left = self.left.saturating_sub(wire as u64);
-    }
-    fn end_turn(&mut self, _q: usize, _emptied: bool) {
-        self.left = 0;
+    fn end_turn(left: &mut u64, _emptied: bool) {
+        *left = 0;
     }
 }
