@@ -2,9 +2,9 @@
 //!
 //! Follows the MQ-ECN prototype's DWRR qdisc (MQ-ECN §4.2, DESIGN "MQ-ECN"): a linked list of active
 //! queues; an empty queue that receives a packet joins the tail; the scheduler serves the head; a queue
-//! whose turn ends with packets left re-joins the tail. A queue's `started` time is MQ-ECN's T_start (the last time `q`
-//! joined); a `TurnEnded` event carries it so the marker can sample T_round = now − T_start (§3.3.2).
-//! What a turn may send is the `TurnBudget`'s business (WRR and DWRR differ only there).
+//! whose turn ends with packets left re-joins the tail. A queue's `started` is MQ-ECN's T_start (when it
+//! last joined); a `TurnEnded` event carries it so the marker can sample T_round = now − T_start (§3.3.2).
+//! What a turn may send is the `TurnBudget`'s rule over the queue's credit (WRR and DWRR differ only there).
 
 use super::{QueueView, RoundEvent};
 use crate::units::Time;
