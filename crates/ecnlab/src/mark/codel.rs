@@ -57,7 +57,7 @@ impl Codel {
 
     /// Runs queue `q`'s state machine for one departing packet; the rule that would drop it, if any.
     pub fn decide(&mut self, st: &PortState, q: usize, sojourn: Time) -> Option<CodelPart> {
-        let ok = self.ok_to_drop(q, st.now, sojourn, st.queue_bytes[q] <= st.mtu.0);
+        let ok = self.ok_to_drop(q, st.now, sojourn, st.queue_bytes(q) <= st.mtu.0);
         let interval = self.interval;
         let s = &mut self.queues[q];
         if s.dropping {
@@ -158,7 +158,7 @@ mod tests {
 
     /// One dequeue from queue 0 at `now_ps` with `left` bytes behind and the given sojourn.
     fn deq(c: &mut Codel, now_ps: u64, left: u64, sojourn: Time, ecn: Ecn) -> Verdict {
-        c.on_dequeue(&state(&[left, 0], &[10, 0], Time(now_ps)), 0, &pkt(ecn), sojourn)
+        c.on_dequeue(&state(&[left, 0], Time(now_ps)), 0, &pkt(ecn), sojourn)
     }
 
     fn ect(c: &mut Codel, now_ps: u64, sojourn: Time) -> Verdict {
@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(ect(&mut c, 50 * US, ABOVE), Verdict::Pass);
         assert_eq!(ect(&mut c, 100 * US - 1, ABOVE), Verdict::Pass);
         // now ≥ first_above_time: enter dropping, count 1, drop_next = now + interval.
-        assert_eq!(c.decide(&state(&[BACKLOG], &[10], Time(100 * US)), 0, ABOVE), Some(CodelPart::Enter));
+        assert_eq!(c.decide(&state(&[BACKLOG], Time(100 * US)), 0, ABOVE), Some(CodelPart::Enter));
         let s = c.queues[0];
         assert!(s.dropping);
         assert_eq!((s.count, s.lastcount, s.drop_next), (1, 1, Time(200 * US)));

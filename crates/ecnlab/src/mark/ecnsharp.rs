@@ -33,7 +33,7 @@ impl Level {
     fn signal(self, st: &PortState, q: usize, sojourn: Time) -> u64 {
         match self {
             Level::Sojourn(_) => sojourn.0,
-            Level::Queue(_) => st.queue_bytes[q],
+            Level::Queue(_) => st.queue_bytes(q),
         }
     }
     fn value(self) -> u64 {
@@ -242,7 +242,7 @@ mod tests {
 
     /// One dequeue from queue 0 at `now_ps` (queue 1 stays idle).
     fn at(m: &mut EcnSharp, now_ps: u64, sojourn: Time) -> Option<EcnSharpPart> {
-        m.decide(&state(&[15_000, 0], &[10, 0], Time(now_ps)), 0, sojourn)
+        m.decide(&state(&[15_000, 0], Time(now_ps)), 0, sojourn)
     }
 
     fn sharp() -> EcnSharp {
@@ -325,7 +325,7 @@ mod tests {
         assert_eq!(at(&mut m, 200 * US + 2, MID), Some(Persistent));
         assert_eq!((m.queues[0].marking_count, m.queues[0].marking_next), (2, Time(250 * US + 1)));
         // On the verdict level, any part marks.
-        let st = state(&[15_000, 0], &[10, 0], Time(260 * US));
+        let st = state(&[15_000, 0], Time(260 * US));
         assert_eq!(m.on_dequeue(&st, 0, &pkt(), MID), Verdict::Mark(MarkReason::Persistent));
         assert_eq!(m.on_dequeue(&st, 0, &pkt(), LOW), Verdict::Pass);
     }
@@ -333,7 +333,7 @@ mod tests {
     #[test]
     fn queue_length_variant_compares_bytes_left_behind() {
         let mut m = EcnSharp::queue_based(1, Bytes(30_000), Bytes(6_000), ITV);
-        let mut q = |now: u64, bytes: u64| m.decide(&state(&[bytes], &[bytes as u32 / 1500], Time(now)), 0, HIGH);
+        let mut q = |now: u64, bytes: u64| m.decide(&state(&[bytes], Time(now)), 0, HIGH);
         // The sojourn (HIGH) is ignored; queue = ins is not above (strict >), one byte more is.
         assert_eq!(q(0, 30_000), None);
         assert_eq!(q(1, 30_001), Some(EcnSharpPart::Instantaneous));
@@ -352,7 +352,7 @@ mod tests {
         let mut frac = |bytes: u64| {
             let n = 100_000;
             let qb = [bytes];
-            let st = state(&qb, &[10], Time::ZERO);
+            let st = state(&qb, Time::ZERO);
             // LOW sojourn: the persistent part never detects, only the ramp decides.
             (0..n).filter(|_| m.decide(&st, 0, LOW).is_some()).count() as f64 / n as f64
         };
@@ -363,7 +363,7 @@ mod tests {
         assert!((top - 0.2).abs() < 0.007, "at K_max marked {top}, expected P_max = 0.2");
         assert_eq!(frac(30_001), 1.0, "above K_max: always");
         // Persistent part unchanged: sojourn above pst_target for an interval, queue below K_min.
-        let mut p = |now: u64| m.decide(&state(&[5_000], &[4], Time(now)), 0, MID);
+        let mut p = |now: u64| m.decide(&state(&[5_000], Time(now)), 0, MID);
         assert_eq!(p(0), None);
         assert_eq!(p(100 * US + 1), Some(EcnSharpPart::Persistent));
     }
@@ -372,7 +372,7 @@ mod tests {
     fn sojourn_ramp_with_equal_thresholds_is_a_cutoff() {
         let (k, rng) = (Level::Sojourn(INS), Rng::stream(1, 1));
         let mut m = EcnSharp::probabilistic(1, k, k, 0.5, Level::Sojourn(PST), ITV, rng);
-        let st = state(&[0], &[0], Time::ZERO);
+        let st = state(&[0], Time::ZERO);
         assert_eq!(m.decide(&st, 0, INS), None);
         assert_eq!(m.decide(&st, 0, Time(INS.0 + 1)), Some(EcnSharpPart::Instantaneous));
     }

@@ -20,6 +20,7 @@ pub use tcn::Tcn;
 pub use threshold::Threshold;
 
 use crate::packet::Packet;
+use crate::port::Queue;
 use crate::units::{Bytes, Rate, Time};
 
 /// Where in the port a marker looks at packets.
@@ -128,13 +129,35 @@ pub struct PortState<'a> {
     pub rate: Rate,
     pub mtu: Bytes,
     pub buffer: Bytes,
-    pub queue_bytes: &'a [u64],
-    pub queue_pkts: &'a [u32],
-    /// Per-queue scheduler weights (quantum bytes for (D)WRR, weight for WFQ, 1 for SP).
-    pub weights: &'a [u64],
+    /// The port's queues (read `queue_bytes` and `weight`).
+    pub queues: &'a [Queue],
+    /// Σ of every queue's weight.
+    pub weight_sum: u64,
     pub port_bytes: u64,
     /// Occupancy of the switch's shared buffer pool (0 without one).
     pub pool_bytes: u64,
+}
+
+impl PortState<'_> {
+    /// Backlog of queue `q`, bytes.
+    #[inline]
+    pub fn queue_bytes(&self, q: usize) -> u64 {
+        self.queues[q].bytes
+    }
+
+    /// Scheduler weight of queue `q` (quantum bytes for (D)WRR, weight for WFQ, 1 for SP).
+    #[inline]
+    pub fn weight(&self, q: usize) -> u64 {
+        self.queues[q].weight
+    }
+}
+
+/// The scheduler reports its round events straight to the port's marker.
+impl crate::sched::RoundSink for AnyMarker {
+    #[inline]
+    fn round(&mut self, ev: crate::sched::RoundEvent) {
+        self.on_round(&ev);
+    }
 }
 
 /// Every marking scheme, dispatched without virtual calls in the hot path.
@@ -199,20 +222,28 @@ pub(crate) mod test_util {
     const ONES: [u64; 32] = [1; 32];
 
     /// A hand-made port view: 10 Gb/s, MTU 1500, the given per-queue backlogs, equal weights.
-    pub fn state<'a>(queue_bytes: &'a [u64], queue_pkts: &'a [u32], now: Time) -> PortState<'a> {
-        weighted(queue_bytes, queue_pkts, &ONES[..queue_bytes.len()], now)
+    pub fn state(queue_bytes: &[u64], now: Time) -> PortState<'static> {
+        weighted(queue_bytes, &ONES[..queue_bytes.len()], now)
     }
 
-    /// As `state`, with per-queue weights.
-    pub fn weighted<'a>(queue_bytes: &'a [u64], queue_pkts: &'a [u32], weights: &'a [u64], now: Time) -> PortState<'a> {
+    /// As `state`, with per-queue weights. The queue records are leaked: a test's view lives to its end.
+    pub fn weighted(queue_bytes: &[u64], weights: &[u64], now: Time) -> PortState<'static> {
+        let queues: Vec<Queue> = queue_bytes
+            .iter()
+            .zip(weights)
+            .map(|(&bytes, &w)| {
+                let mut q = Queue::new(w, false);
+                q.bytes = bytes;
+                q
+            })
+            .collect();
         PortState {
             now,
             rate: Rate::gbps(10),
             mtu: Bytes(1500),
             buffer: Bytes(1_000_000),
-            queue_bytes,
-            queue_pkts,
-            weights,
+            queues: Box::leak(queues.into_boxed_slice()),
+            weight_sum: weights.iter().sum(),
             port_bytes: queue_bytes.iter().sum(),
             pool_bytes: queue_bytes.iter().sum(),
         }

@@ -25,22 +25,30 @@ pub struct MqEcn {
     pub beta: f64,
     /// Idle decay period (one MTU time by default).
     pub t_idle: Time,
-    /// Per queue: served by round robin (else K_std applies).
-    pub round_robin: Vec<bool>,
+    /// Bit q set: queue q is served by round robin (else K_std applies). A mask, not a vector: it lives in
+    /// the port's own lines rather than in an allocation of its own.
+    round_robin: u64,
     /// The round-time estimate, in picoseconds (f64: it is an EWMA).
     pub t_round: f64,
     idle_since: Option<Time>,
 }
 
 impl MqEcn {
-    pub fn new(shape: Shape, beta: f64, t_idle: Time, round_robin: Vec<bool>) -> MqEcn {
-        MqEcn { shape, beta, t_idle, round_robin, t_round: 0.0, idle_since: None }
+    /// `round_robin[q]`: queue q is served by round robin (at most 64 queues; ports have at most 32).
+    pub fn new(shape: Shape, beta: f64, t_idle: Time, round_robin: &[bool]) -> MqEcn {
+        assert!(round_robin.len() <= 64, "MQ-ECN supports at most 64 queues per port");
+        let mask = round_robin.iter().enumerate().fold(0u64, |m, (q, &rr)| m | (rr as u64) << q);
+        MqEcn { shape, beta, t_idle, round_robin: mask, t_round: 0.0, idle_since: None }
+    }
+
+    fn is_round_robin(&self, q: usize) -> bool {
+        q < 64 && self.round_robin >> q & 1 != 0
     }
 
     /// Eq. 6 on a finished turn.
     pub fn on_round(&mut self, ev: &RoundEvent) {
         if let RoundEvent::TurnEnded { queue, started, at } = *ev {
-            if self.round_robin.get(queue).copied().unwrap_or(false) {
+            if self.is_round_robin(queue) {
                 let sample = at.saturating_sub(started).0 as f64;
                 self.t_round = self.beta * self.t_round + (1.0 - self.beta) * sample;
             }
@@ -53,11 +61,11 @@ impl MqEcn {
 
     /// The scale factor min(quantum_i / (C · T_round), 1) of queue q.
     pub fn scale(&self, st: &PortState, q: usize) -> f64 {
-        if !self.round_robin.get(q).copied().unwrap_or(false) || self.t_round <= 0.0 {
+        if !self.is_round_robin(q) || self.t_round <= 0.0 {
             return 1.0;
         }
         let bytes_per_round = st.rate.0 as f64 / 8.0 * self.t_round / 1e12;
-        (st.weights[q] as f64 / bytes_per_round).min(1.0)
+        (st.weight(q) as f64 / bytes_per_round).min(1.0)
     }
 
     fn decay_idle(&mut self, now: Time) {
@@ -76,7 +84,7 @@ impl MqEcn {
     pub fn on_enqueue(&mut self, st: &PortState, q: usize) -> Verdict {
         self.decay_idle(st.now);
         let s = self.scale(st, q);
-        let len = st.queue_bytes[q] as f64;
+        let len = st.queue_bytes(q) as f64;
         let mark = match &mut self.shape {
             Shape::Step { k_std } => len > k_std.0 as f64 * s,
             Shape::Linear { k_min, k_max, p_max, rng } => {
@@ -104,7 +112,7 @@ mod tests {
     use crate::mark::test_util::weighted;
 
     fn step(k: u64, n: usize) -> MqEcn {
-        MqEcn::new(Shape::Step { k_std: Bytes(k) }, 0.75, Time::from_ns(1200), vec![true; n])
+        MqEcn::new(Shape::Step { k_std: Bytes(k) }, 0.75, Time::from_ns(1200), &vec![true; n])
     }
 
     fn turn(q: usize, started_us: u64, at_us: u64) -> RoundEvent {
@@ -115,11 +123,8 @@ mod tests {
     fn starts_at_the_standard_threshold() {
         let mut m = step(97_500, 2);
         let w = [1500, 1500];
-        assert_eq!(m.on_enqueue(&weighted(&[97_500, 0], &[65, 0], &w, Time::ZERO), 0), Verdict::Pass);
-        assert_eq!(
-            m.on_enqueue(&weighted(&[97_501, 0], &[66, 0], &w, Time::ZERO), 0),
-            Verdict::Mark(MarkReason::Threshold)
-        );
+        assert_eq!(m.on_enqueue(&weighted(&[97_500, 0], &w, Time::ZERO), 0), Verdict::Pass);
+        assert_eq!(m.on_enqueue(&weighted(&[97_501, 0], &w, Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
     }
 
     #[test]
@@ -132,7 +137,7 @@ mod tests {
         assert!((m.t_round - 4.8e6).abs() < 1.0, "converges to the sample: {}", m.t_round);
         // K_i = K · Q / (C · T_round) = 97 500 · 1500 / 6000 = K/4.
         let w = [1500; 4];
-        let st = weighted(&[0; 4], &[0; 4], &w, Time::ZERO);
+        let st = weighted(&[0; 4], &w, Time::ZERO);
         assert!((m.scale(&st, 0) - 0.25).abs() < 1e-9);
         let mut one = step(97_500, 1);
         one.on_round(&turn(0, 0, 8));
@@ -146,16 +151,16 @@ mod tests {
         m.on_idle(Time::from_us(10));
         // 3 full T_idle periods (1.2 us each) elapse before the next arrival.
         let w = [1500, 1500];
-        m.on_enqueue(&weighted(&[1500, 0], &[1, 0], &w, Time::from_ns(10_000 + 3_700)), 0);
+        m.on_enqueue(&weighted(&[1500, 0], &w, Time::from_ns(10_000 + 3_700)), 0);
         assert!((m.t_round - 1e6 * 0.75f64.powi(3)).abs() < 1e-6);
     }
 
     #[test]
     fn strict_priority_queues_keep_the_standard_threshold() {
-        let mut m = MqEcn::new(Shape::Step { k_std: Bytes(15_000) }, 0.75, Time::from_ns(1200), vec![false, true]);
+        let mut m = MqEcn::new(Shape::Step { k_std: Bytes(15_000) }, 0.75, Time::from_ns(1200), &[false, true]);
         m.t_round = 1e9;
         let w = [1, 1500];
-        let st = weighted(&[15_001, 0], &[11, 0], &w, Time::ZERO);
+        let st = weighted(&[15_001, 0], &w, Time::ZERO);
         assert_eq!(m.scale(&st, 0), 1.0);
         assert!(m.scale(&st, 1) < 0.01);
     }

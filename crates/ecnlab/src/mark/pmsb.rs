@@ -19,9 +19,9 @@ impl Pmsb {
             return Verdict::Pass;
         }
         // Lines 4–7: the per-queue filter threshold, compared with `≥` (in integers: q·Σw ≥ w_i·K).
-        let sum: u64 = st.weights.iter().sum();
-        let lhs = st.queue_bytes[q] as u128 * sum as u128;
-        let rhs = st.weights[q] as u128 * self.port_threshold.0 as u128;
+        let sum = st.weight_sum;
+        let lhs = st.queue_bytes(q) as u128 * sum as u128;
+        let rhs = st.weight(q) as u128 * self.port_threshold.0 as u128;
         if lhs >= rhs {
             Verdict::Mark(MarkReason::Threshold)
         } else {
@@ -54,7 +54,7 @@ mod tests {
     fn needs_the_port_condition() {
         // The queue alone is far over its share, but the port is below K: no mark (line 1).
         let w = [1, 1];
-        let st = weighted(&[16_500, 0], &[11, 0], &w, Time::ZERO);
+        let st = weighted(&[16_500, 0], &w, Time::ZERO);
         assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Pass);
     }
 
@@ -62,7 +62,7 @@ mod tests {
     fn a_queue_under_its_share_is_blind_to_port_congestion() {
         // Port at K (≥ holds), queue 1 holds 1 packet < its share K/2: the victim is not marked.
         let w = [1, 1];
-        let st = weighted(&[16_500, 1_500], &[11, 1], &w, Time::ZERO);
+        let st = weighted(&[16_500, 1_500], &w, Time::ZERO);
         assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
         assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold));
     }
@@ -71,9 +71,9 @@ mod tests {
     fn queue_share_uses_ge_and_weights() {
         // Weights 1:2: queue 1's share is 2/3 · K = 12 000 B; exactly at the share marks (line 5 is ≥).
         let w = [1, 2];
-        let st = weighted(&[6_000, 12_000], &[4, 8], &w, Time::ZERO);
+        let st = weighted(&[6_000, 12_000], &w, Time::ZERO);
         assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Mark(MarkReason::Threshold));
-        let st = weighted(&[7_500, 10_500], &[5, 7], &w, Time::ZERO);
+        let st = weighted(&[7_500, 10_500], &w, Time::ZERO);
         assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
         assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold), "6 000 ≤ 7 500");
     }
@@ -82,7 +82,7 @@ mod tests {
     fn dequeue_variant_ignores_enqueues() {
         let p = Pmsb { at: At::Dequeue, ..pmsb() };
         let w = [1, 1];
-        let st = weighted(&[18_000, 0], &[12, 0], &w, Time::ZERO);
+        let st = weighted(&[18_000, 0], &w, Time::ZERO);
         assert_eq!(p.on_enqueue(&st, 0), Verdict::Pass);
         assert_eq!(p.on_dequeue(&st, 0), Verdict::Mark(MarkReason::Threshold));
     }

@@ -46,13 +46,13 @@ impl Red {
 
     pub fn on_enqueue(&mut self, st: &PortState, q: usize, _p: &Packet) -> Verdict {
         let qlen = match self.scope {
-            Scope::Queue => st.queue_bytes[q],
+            Scope::Queue => st.queue_bytes(q),
             Scope::Port => st.port_bytes,
             Scope::Pool => st.pool_bytes,
             Scope::QueueWeighted => {
                 // The queue scaled up by Σw / w_i, so min and max act as the weighted shares w_i / Σw · K.
-                let sum: u64 = st.weights.iter().sum();
-                st.queue_bytes[q] * sum / st.weights[q].max(1)
+                let sum = st.weight_sum;
+                st.queue_bytes(q) * sum / st.weight(q).max(1)
             }
         };
         // DESIGN pins occupancy at enqueue to include the arriving packet, for RED as for every marker.
@@ -104,9 +104,9 @@ mod tests {
         // min = max = K, weight 1: marks exactly when the queue (arrival included) exceeds K.
         let k = Bytes(15_000);
         let mut red = Red::new(k, k, 1.0, 1.0, false, false, Scope::Queue, Rng::stream(1, 1));
-        assert_eq!(red.on_enqueue(&state(&[15_000], &[10], Time::ZERO), 0, &pkt()), Verdict::Pass);
-        assert_eq!(red.on_enqueue(&state(&[16_500], &[11], Time::ZERO), 0, &pkt()), Verdict::Mark(MarkReason::Red));
-        assert_eq!(red.on_enqueue(&state(&[1_500], &[1], Time::ZERO), 0, &pkt()), Verdict::Pass);
+        assert_eq!(red.on_enqueue(&state(&[15_000], Time::ZERO), 0, &pkt()), Verdict::Pass);
+        assert_eq!(red.on_enqueue(&state(&[16_500], Time::ZERO), 0, &pkt()), Verdict::Mark(MarkReason::Red));
+        assert_eq!(red.on_enqueue(&state(&[1_500], Time::ZERO), 0, &pkt()), Verdict::Pass);
     }
 
     #[test]
@@ -116,7 +116,7 @@ mod tests {
         let mut red = Red::new(Bytes(10_000), Bytes(30_000), 0.1, 1.0, false, false, Scope::Queue, Rng::stream(3, 3));
         let n = 100_000;
         let marks =
-            (0..n).filter(|_| red.on_enqueue(&state(&[20_000], &[14], Time::ZERO), 0, &pkt()) != Verdict::Pass).count();
+            (0..n).filter(|_| red.on_enqueue(&state(&[20_000], Time::ZERO), 0, &pkt()) != Verdict::Pass).count();
         let frac = marks as f64 / n as f64;
         let expect = 2.0 * 0.05 / (1.0 + 0.05);
         assert!((frac - expect).abs() < 0.01, "marked {frac}, expected ≈ {expect}");

@@ -54,7 +54,7 @@ mod tests {
     fn sojourn_equal_to_t_passes_one_ps_more_marks() {
         let t = Time::from_us(78);
         let tcn = Tcn::new(t);
-        let st = state(&[30_000], &[20], Time::from_us(500));
+        let st = state(&[30_000], Time::from_us(500));
         assert_eq!(tcn.on_dequeue(&st, 0, &pkt(), t), Verdict::Pass);
         assert_eq!(tcn.on_dequeue(&st, 0, &pkt(), Time(t.0 + 1)), Verdict::Mark(MarkReason::Sojourn));
         assert_eq!(tcn.decide(Time(t.0 + 1)), Some(TcnPart::Sojourn));
@@ -65,9 +65,9 @@ mod tests {
     fn queue_length_is_ignored_only_sojourn_counts() {
         let tcn = Tcn::new(Time::from_us(10));
         // A long queue with a short sojourn passes; an empty queue behind a delayed packet marks.
-        let long = state(&[900_000, 0], &[600, 0], Time::from_us(1));
+        let long = state(&[900_000, 0], Time::from_us(1));
         assert_eq!(tcn.on_dequeue(&long, 0, &pkt(), Time::from_us(5)), Verdict::Pass);
-        let empty = state(&[0, 0], &[0, 0], Time::from_us(1));
+        let empty = state(&[0, 0], Time::from_us(1));
         assert_eq!(tcn.on_dequeue(&empty, 1, &pkt(), Time::from_us(11)), Verdict::Mark(MarkReason::Sojourn));
     }
 }

@@ -30,12 +30,12 @@ pub struct Threshold {
 impl Threshold {
     fn decide(&self, st: &PortState, q: usize) -> Verdict {
         let (len, k) = match self.scope {
-            Scope::Queue => (st.queue_bytes[q], self.threshold.0),
+            Scope::Queue => (st.queue_bytes(q), self.threshold.0),
             Scope::Port => (st.port_bytes, self.threshold.0),
             Scope::Pool => (st.pool_bytes, self.threshold.0),
             Scope::QueueWeighted => {
-                let sum: u64 = st.weights.iter().sum();
-                (st.queue_bytes[q], (st.weights[q] as u128 * self.threshold.0 as u128 / sum.max(1) as u128) as u64)
+                let sum = st.weight_sum;
+                (st.queue_bytes(q), (st.weight(q) as u128 * self.threshold.0 as u128 / sum.max(1) as u128) as u64)
             }
         };
         if self.compare.holds(len, k) {
@@ -63,10 +63,10 @@ mod tests {
         let k = Bytes(3000);
         let ge = Threshold { threshold: k, at: At::Enqueue, compare: Compare::Ge, scope: Scope::Queue };
         let gt = Threshold { compare: Compare::Gt, ..ge.clone() };
-        let at_k = state(&[3000], &[2], Time::ZERO);
+        let at_k = state(&[3000], Time::ZERO);
         assert_eq!(ge.on_enqueue(&at_k, 0), Verdict::Mark(MarkReason::Threshold));
         assert_eq!(gt.on_enqueue(&at_k, 0), Verdict::Pass);
-        let above = state(&[3001], &[3], Time::ZERO);
+        let above = state(&[3001], Time::ZERO);
         assert_eq!(gt.on_enqueue(&above, 0), Verdict::Mark(MarkReason::Threshold));
         assert_eq!(ge.on_dequeue(&above, 0), Verdict::Pass, "enqueue marker ignores dequeues");
     }
@@ -75,7 +75,7 @@ mod tests {
     fn zero_threshold_with_ge_marks_everything() {
         // ECN*'s h = 0: every packet, even into an empty queue... the arriving packet itself counts.
         let m = Threshold { threshold: Bytes(0), at: At::Dequeue, compare: Compare::Ge, scope: Scope::Queue };
-        assert_eq!(m.on_dequeue(&state(&[0], &[0], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(m.on_dequeue(&state(&[0], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
     }
 
     #[test]
@@ -86,11 +86,10 @@ mod tests {
         let w = [1u64; 8];
         let mut q = [0u64; 8];
         q[3] = 3_000;
-        let pk = [0u32; 8];
-        assert_eq!(m.on_enqueue(&crate::mark::test_util::weighted(&q, &pk, &w, Time::ZERO), 3), Verdict::Pass);
+        assert_eq!(m.on_enqueue(&crate::mark::test_util::weighted(&q, &w, Time::ZERO), 3), Verdict::Pass);
         q[3] = 3_001;
         assert_eq!(
-            m.on_enqueue(&crate::mark::test_util::weighted(&q, &pk, &w, Time::ZERO), 3),
+            m.on_enqueue(&crate::mark::test_util::weighted(&q, &w, Time::ZERO), 3),
             Verdict::Mark(MarkReason::Threshold)
         );
     }
@@ -98,7 +97,7 @@ mod tests {
     #[test]
     fn port_scope_sums_queues() {
         let m = Threshold { threshold: Bytes(4000), at: At::Enqueue, compare: Compare::Gt, scope: Scope::Port };
-        assert_eq!(m.on_enqueue(&state(&[3000, 1500], &[2, 1], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
-        assert_eq!(m.on_enqueue(&state(&[3000, 0], &[2, 0], Time::ZERO), 0), Verdict::Pass);
+        assert_eq!(m.on_enqueue(&state(&[3000, 1500], Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(m.on_enqueue(&state(&[3000, 0], Time::ZERO), 0), Verdict::Pass);
     }
 }

@@ -12,7 +12,7 @@ pub use shared::SharedBuffer;
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::net::pfc::{self, PauseState, Signal};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
-use crate::sched::{AnyScheduler, QueueView, RoundEvent};
+use crate::sched::{AnyScheduler, QueueView};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
 use std::collections::VecDeque;
 
@@ -62,12 +62,33 @@ impl Counters {
     }
 }
 
+/// One queue's record. What an enqueue or a dequeue of the queue reads and writes (FIFO, backlog, weight,
+/// occupancy sums, arrival and departure counters) sits together at its start, so the markers' and the
+/// port's accesses to one queue share a few cache lines.
+#[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Queue {
     fifo: VecDeque<(PacketId, u32)>,
+    /// Backlog: bytes and packets waiting.
     pub bytes: u64,
     pub pkts: u32,
-    pub counters: Counters,
+    /// The scheduler's weight for this queue as markers read it (w_i; see `AnyScheduler::weights`).
+    pub weight: u64,
     pub occupancy: Occupancy,
+    pub counters: Counters,
+}
+
+impl Queue {
+    pub fn new(weight: u64, histogram: bool) -> Queue {
+        Queue {
+            fifo: VecDeque::new(),
+            bytes: 0,
+            pkts: 0,
+            weight,
+            occupancy: Occupancy::new(histogram),
+            counters: Counters::default(),
+        }
+    }
 }
 
 /// Static configuration of a port, resolved to bytes.
@@ -97,9 +118,8 @@ pub enum Admit {
 pub struct Port {
     pub cfg: PortConfig,
     pub queues: Vec<Queue>,
-    /// Shadow arrays handed to markers as slices.
-    q_bytes: Vec<u64>,
-    q_pkts: Vec<u32>,
+    /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
+    weight_sum: u64,
     pub port_bytes: u64,
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
@@ -116,10 +136,6 @@ pub struct Port {
     /// Counters and busy time when the statistics window opened.
     pub at_window_start: (Counters, Time),
     pub first_mark: Option<(Time, u32)>,
-    /// Per-queue weights from the scheduler (what markers read as w_i).
-    weights: Vec<u64>,
-    /// Round events from the scheduler, drained to the marker after each scheduler call.
-    rounds: Vec<RoundEvent>,
     /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
     /// wake-up for them.
     pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
@@ -156,17 +172,8 @@ impl Port {
         let n = cfg.queues;
         let weights = sched.weights(n);
         Port {
-            queues: (0..n)
-                .map(|_| Queue {
-                    fifo: VecDeque::new(),
-                    bytes: 0,
-                    pkts: 0,
-                    counters: Counters::default(),
-                    occupancy: Occupancy::new(histogram),
-                })
-                .collect(),
-            q_bytes: vec![0; n],
-            q_pkts: vec![0; n],
+            weight_sum: weights.iter().sum(),
+            queues: weights.into_iter().map(|w| Queue::new(w, histogram)).collect(),
             port_bytes: 0,
             sched,
             marker,
@@ -177,8 +184,6 @@ impl Port {
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
             first_mark: None,
-            weights,
-            rounds: Vec::new(),
             late: Default::default(),
             late_pending: Time::MAX,
             shared: None,
@@ -192,31 +197,16 @@ impl Port {
     }
 
     /// The marker's view, borrowing only the fields it reads (so the marker itself can be borrowed mutably).
-    fn state<'a>(
-        cfg: &PortConfig,
-        q_bytes: &'a [u64],
-        q_pkts: &'a [u32],
-        weights: &'a [u64],
-        port_bytes: u64,
-        now: Time,
-    ) -> PortState<'a> {
+    fn state<'a>(cfg: &PortConfig, queues: &'a [Queue], weight_sum: u64, port_bytes: u64, now: Time) -> PortState<'a> {
         PortState {
             now,
             rate: cfg.rate,
             mtu: cfg.mtu,
             buffer: cfg.buffer,
-            queue_bytes: q_bytes,
-            queue_pkts: q_pkts,
-            weights,
+            queues,
+            weight_sum,
             port_bytes,
             pool_bytes: 0,
-        }
-    }
-
-    /// Hands the scheduler's round events to the marker.
-    fn drain_rounds(&mut self) {
-        for ev in self.rounds.drain(..) {
-            self.marker.on_round(&ev);
         }
     }
 
@@ -229,8 +219,6 @@ impl Port {
         let port_bytes = self.port_bytes + bytes - self.queues[q].bytes;
         self.queues[q].bytes = bytes;
         self.queues[q].pkts = pkts;
-        self.q_bytes[q] = bytes;
-        self.q_pkts[q] = pkts;
         self.port_bytes = port_bytes;
         self.queues[q].occupancy.set(now, bytes);
         if self.queues.len() > 1 {
@@ -295,13 +283,11 @@ impl Port {
             return Admit::Dropped(DropReason::BufferFull);
         }
         // The arriving packet counts toward the occupancy the marker sees.
-        self.q_bytes[q] += wire;
-        self.q_pkts[q] += 1;
-        let mut st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes + wire, now);
+        self.queues[q].bytes += wire;
+        let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes + wire, now);
         st.pool_bytes = pool_bytes;
         let verdict = self.marker.on_enqueue(&st, q, p);
-        self.q_bytes[q] -= wire;
-        self.q_pkts[q] -= 1;
+        self.queues[q].bytes -= wire;
         let marked = match self.apply(q, verdict, p, now) {
             Ok(m) => m,
             Err(r) => {
@@ -317,8 +303,7 @@ impl Port {
         let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
         self.queues[q].fifo.push_back((id, wire as u32));
         self.set_len(now, q, b, n);
-        self.sched.on_enqueue(q, wire as u32, now, &mut self.rounds);
-        self.drain_rounds();
+        self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
         Admit::Queued { queue: q, marked }
     }
 
@@ -332,14 +317,12 @@ impl Port {
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<(PacketId, usize, bool)> {
         loop {
-            let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.rounds);
-            self.drain_rounds();
+            let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
             let q = picked?;
             let (id, wire) = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
             let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
             self.set_len(now, q, b, n);
-            self.sched.on_dequeue(q, wire, n == 0, now, &mut self.rounds);
-            self.drain_rounds();
+            self.sched.on_dequeue(q, wire, n == 0, now, &mut self.marker);
             let pool_bytes = match shared.as_deref_mut() {
                 Some(s) => {
                     s.used -= wire as u64;
@@ -350,7 +333,7 @@ impl Port {
             };
             let p = pool.get_mut(id);
             let sojourn = now - p.enqueued_at;
-            let mut st = Self::state(&self.cfg, &self.q_bytes, &self.q_pkts, &self.weights, self.port_bytes, now);
+            let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
             st.pool_bytes = pool_bytes;
             let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
             match self.apply(q, verdict, p, now) {

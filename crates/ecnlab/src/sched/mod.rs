@@ -42,6 +42,27 @@ pub enum RoundEvent {
     TurnEnded { queue: usize, started: Time, at: Time },
 }
 
+impl RoundEvent {
+    /// The same event about queue `queue + by`.
+    pub fn shifted(self, by: usize) -> RoundEvent {
+        match self {
+            RoundEvent::Joined { queue, at } => RoundEvent::Joined { queue: queue + by, at },
+            RoundEvent::TurnEnded { queue, started, at } => RoundEvent::TurnEnded { queue: queue + by, started, at },
+        }
+    }
+}
+
+/// Where a scheduler reports round events as they happen: the port's marker, or a list in tests.
+pub trait RoundSink {
+    fn round(&mut self, ev: RoundEvent);
+}
+
+impl RoundSink for Vec<RoundEvent> {
+    fn round(&mut self, ev: RoundEvent) {
+        self.push(ev);
+    }
+}
+
 /// Every scheduler, dispatched by enum. Build them with the constructors below.
 #[derive(Clone, Debug)]
 pub enum AnyScheduler {
@@ -107,7 +128,7 @@ impl AnyScheduler {
         }
     }
 
-    pub fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut Vec<RoundEvent>) {
+    pub fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
         match self {
             AnyScheduler::StrictPriority => {}
             AnyScheduler::Wrr(s) => s.on_enqueue(q, now, ev),
@@ -118,7 +139,7 @@ impl AnyScheduler {
     }
 
     /// The queue to serve next, or `None` when every queue is empty.
-    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut Vec<RoundEvent>) -> Option<usize> {
+    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
         match self {
             AnyScheduler::StrictPriority => (0..qs.n()).find(|&q| qs.head(q).is_some()),
             AnyScheduler::Wrr(s) => s.pick(qs, now, ev),
@@ -128,7 +149,7 @@ impl AnyScheduler {
         }
     }
 
-    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut Vec<RoundEvent>) {
+    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
         match self {
             AnyScheduler::StrictPriority => {}
             AnyScheduler::Wrr(s) => s.on_dequeue(q, wire, now_empty, now, ev),

@@ -6,9 +6,8 @@
 //! last joined); a `TurnEnded` event carries it so the marker can sample T_round = now − T_start (§3.3.2).
 //! What a turn may send is the `TurnBudget`'s rule over the queue's credit (WRR and DWRR differ only there).
 
-use super::{QueueView, RoundEvent};
+use super::{QueueView, RoundEvent, RoundSink};
 use crate::units::Time;
-use std::collections::VecDeque;
 
 /// The per-turn byte budget rule of one round-robin discipline, over the queue's credit counter (bytes it may
 /// still send; kept in the queue's record so one cache line holds all a turn touches).
@@ -34,14 +33,21 @@ struct Slot {
     started: Time,
     /// On the active list.
     listed: bool,
+    /// The queue after this one on the active list (`END` at the tail).
+    next: u32,
 }
+
+/// No queue: the end of the active list.
+const END: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct RoundRobin<B> {
     slots: Vec<Slot>,
-    /// The active list: each non-empty queue exactly once, in service order (capacity n: never reallocates).
-    ring: VecDeque<usize>,
-    /// The head of `ring` is in its turn (quantum credited) / has sent something in it.
+    /// The active list, linked through the slots (as the prototype's list is): each non-empty queue exactly
+    /// once, in service order, from `head` to `tail`. No allocation of its own, no extra cache line.
+    head: u32,
+    tail: u32,
+    /// The head of the active list is in its turn (quantum credited) / has sent something in it.
     in_turn: bool,
     sent_in_turn: bool,
     budget: std::marker::PhantomData<B>,
@@ -50,13 +56,13 @@ pub struct RoundRobin<B> {
 impl<B: TurnBudget> RoundRobin<B> {
     /// One queue per quantum; quanta of 0 are raised to 1 byte so every turn can make progress.
     pub fn new(quanta: Vec<u64>) -> Self {
-        let n = quanta.len();
         RoundRobin {
             slots: quanta
                 .into_iter()
-                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, listed: false })
+                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, listed: false, next: END })
                 .collect(),
-            ring: VecDeque::with_capacity(n),
+            head: END,
+            tail: END,
             in_turn: false,
             sent_in_turn: false,
             budget: std::marker::PhantomData,
@@ -71,7 +77,7 @@ impl<B: TurnBudget> RoundRobin<B> {
         self.slots.iter().map(|s| s.quantum).collect()
     }
 
-    pub fn on_enqueue(&mut self, q: usize, now: Time, ev: &mut Vec<RoundEvent>) {
+    pub fn on_enqueue(&mut self, q: usize, now: Time, ev: &mut impl RoundSink) {
         if !self.slots[q].listed {
             self.join(q, now, ev);
         }
@@ -79,9 +85,12 @@ impl<B: TurnBudget> RoundRobin<B> {
 
     /// Serves the head of the active list while its budget allows; otherwise ends its turn, re-queues it
     /// and moves on (the loop terminates: every pass credits a quantum ≥ 1 byte).
-    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut Vec<RoundEvent>) -> Option<usize> {
+    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
         loop {
-            let h = *self.ring.front()?;
+            if self.head == END {
+                return None;
+            }
+            let h = self.head as usize;
             if !self.in_turn {
                 self.begin_turn(h);
             }
@@ -98,8 +107,8 @@ impl<B: TurnBudget> RoundRobin<B> {
         }
     }
 
-    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut Vec<RoundEvent>) {
-        debug_assert_eq!(self.ring.front(), Some(&q), "dequeued a queue that is not in its turn");
+    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
+        debug_assert_eq!(self.head as usize, q, "dequeued a queue that is not in its turn");
         B::charge(&mut self.slots[q].credit, wire);
         self.sent_in_turn = true;
         if now_empty {
@@ -115,21 +124,31 @@ impl<B: TurnBudget> RoundRobin<B> {
     }
 
     /// Puts `q` at the tail of the active list.
-    fn join(&mut self, q: usize, now: Time, ev: &mut Vec<RoundEvent>) {
-        self.ring.push_back(q);
+    fn join(&mut self, q: usize, now: Time, ev: &mut impl RoundSink) {
+        if self.head == END {
+            self.head = q as u32;
+        } else {
+            self.slots[self.tail as usize].next = q as u32;
+        }
+        self.tail = q as u32;
         let s = &mut self.slots[q];
+        s.next = END;
         s.listed = true;
         s.started = now;
-        ev.push(RoundEvent::Joined { queue: q, at: now });
+        ev.round(RoundEvent::Joined { queue: q, at: now });
     }
 
     /// Ends the head's turn and takes it off the active list.
-    fn finish_turn(&mut self, now: Time, ev: &mut Vec<RoundEvent>, emptied: bool) {
-        let Some(h) = self.ring.pop_front() else { return };
+    fn finish_turn(&mut self, now: Time, ev: &mut impl RoundSink, emptied: bool) {
+        if self.head == END {
+            return;
+        }
+        let h = self.head as usize;
         let s = &mut self.slots[h];
+        self.head = s.next;
         s.listed = false;
         self.in_turn = false;
         B::end_turn(&mut s.credit, emptied);
-        ev.push(RoundEvent::TurnEnded { queue: h, started: s.started, at: now });
+        ev.round(RoundEvent::TurnEnded { queue: h, started: s.started, at: now });
     }
 }

@@ -5,7 +5,7 @@
 //! round events are shifted back to absolute queue indices. A strict queue preempts between packets only:
 //! the group's turn in progress simply pauses.
 
-use super::{Dwrr, QueueView, RoundEvent, Wfq, Wrr};
+use super::{Dwrr, QueueView, RoundEvent, RoundSink, Wfq, Wrr};
 use crate::units::Time;
 
 /// The schedulers that can run under strict priority (a flat enum: no recursion, no boxing).
@@ -37,7 +37,7 @@ impl Group {
         !matches!(self, Group::Wfq(_))
     }
 
-    fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut Vec<RoundEvent>) {
+    fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
         match self {
             Group::Wrr(s) => s.on_enqueue(q, now, ev),
             Group::Dwrr(s) => s.on_enqueue(q, now, ev),
@@ -45,7 +45,7 @@ impl Group {
         }
     }
 
-    fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut Vec<RoundEvent>) -> Option<usize> {
+    fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
         match self {
             Group::Wrr(s) => s.pick(qs, now, ev),
             Group::Dwrr(s) => s.pick(qs, now, ev),
@@ -53,7 +53,7 @@ impl Group {
         }
     }
 
-    fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut Vec<RoundEvent>) {
+    fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
         match self {
             Group::Wrr(s) => s.on_dequeue(q, wire, now_empty, now, ev),
             Group::Dwrr(s) => s.on_dequeue(q, wire, now_empty, now, ev),
@@ -116,38 +116,36 @@ impl SpOver {
         q >= self.strict && self.inner.is_round_robin()
     }
 
-    pub fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut Vec<RoundEvent>) {
+    pub fn on_enqueue(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
         if let Some(g) = q.checked_sub(self.strict) {
-            let from = ev.len();
-            self.inner.on_enqueue(g, wire, now, ev);
-            self.absolute(ev, from);
+            self.inner.on_enqueue(g, wire, now, &mut Absolute { sink: ev, by: self.strict });
         }
     }
 
-    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut Vec<RoundEvent>) -> Option<usize> {
+    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
         if let Some(q) = (0..self.strict).find(|&q| qs.head(q).is_some()) {
             return Some(q);
         }
-        let from = ev.len();
-        let picked = self.inner.pick(&Shifted { qs, by: self.strict }, now, ev);
-        self.absolute(ev, from);
+        let picked =
+            self.inner.pick(&Shifted { qs, by: self.strict }, now, &mut Absolute { sink: ev, by: self.strict });
         picked.map(|g| g + self.strict)
     }
 
-    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut Vec<RoundEvent>) {
+    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
         if let Some(g) = q.checked_sub(self.strict) {
-            let from = ev.len();
-            self.inner.on_dequeue(g, wire, now_empty, now, ev);
-            self.absolute(ev, from);
+            self.inner.on_dequeue(g, wire, now_empty, now, &mut Absolute { sink: ev, by: self.strict });
         }
     }
+}
 
-    /// Shifts the group's round events from `from` on to absolute queue indices.
-    fn absolute(&self, ev: &mut [RoundEvent], from: usize) {
-        for e in &mut ev[from..] {
-            match e {
-                RoundEvent::Joined { queue, .. } | RoundEvent::TurnEnded { queue, .. } => *queue += self.strict,
-            }
-        }
+/// Passes the group's round events on with absolute queue indices.
+struct Absolute<'a, S> {
+    sink: &'a mut S,
+    by: usize,
+}
+
+impl<S: RoundSink> RoundSink for Absolute<'_, S> {
+    fn round(&mut self, ev: RoundEvent) {
+        self.sink.round(ev.shifted(self.by));
     }
 }
