@@ -27,8 +27,9 @@ pub enum NonEct {
     Drop,
 }
 
-/// Counters of one queue (or of the whole port).
+/// Counters of one queue (or of the whole port); `repr(C)`: the per-packet ones first.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct Counters {
     pub arrived_pkts: u64,
     pub arrived_bytes: u64,
@@ -93,15 +94,16 @@ impl Queue {
 
 /// Static configuration of a port, resolved to bytes.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PortConfig {
     pub rate: Rate,
     pub delay: Time,
     pub mtu: Bytes,
     pub buffer: Bytes,
-    pub queues: usize,
-    pub non_ect: NonEct,
     /// Static per-queue limits (the last applies to higher queues); none = the port buffer only.
     pub queue_limits: Vec<Bytes>,
+    pub queues: usize,
+    pub non_ect: NonEct,
 }
 
 /// The outcome of offering a packet to a port.
@@ -115,42 +117,47 @@ pub enum Admit {
     Dropped(DropReason),
 }
 
+/// `repr(C)`, fields in order of use: what every packet's enqueue, dequeue and departure touches comes first
+/// (a few cache lines of an aligned record), the scheduler and the marker next, and what only statistics
+/// windows, PFC and RTT variation use last.
+#[repr(C, align(64))]
 pub struct Port {
-    pub cfg: PortConfig,
-    pub queues: Vec<Queue>,
-    /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
-    weight_sum: u64,
-    pub port_bytes: u64,
-    pub sched: AnyScheduler,
-    pub marker: AnyMarker,
     /// The packet being serialized, if any, with its wire size and the time its last bit leaves.
     pub in_tx: Option<(PacketId, u32, Time)>,
+    pub port_bytes: u64,
+    /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
+    weight_sum: u64,
+    pub queues: Vec<Queue>,
+    /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
+    pub pipe: VecDeque<(Time, PacketId)>,
+    /// Time the transmitter spent busy (for utilisation).
+    pub busy_time: Time,
+    /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
+    ps_per_byte: Option<u64>,
+    /// PFC: the queues the downstream's pauses leave unservable.
+    paused_queues: u64,
+    /// The switch whose shared buffer pool this port draws from, if any.
+    pub shared: Option<u32>,
+    /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
+    pub lossless: u8,
     /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
     /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3).
     pub arrival_backlog_min: Option<u64>,
-    /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
-    pub pipe: VecDeque<(Time, PacketId)>,
+    /// A host NIC: when its transmitter is next free.
+    nic_free_at: Time,
+    pub cfg: PortConfig,
     pub occupancy: Occupancy,
-    /// Time the transmitter spent busy (for utilisation).
-    pub busy_time: Time,
-    /// Counters and busy time when the statistics window opened.
-    pub at_window_start: (Counters, Time),
+    pub sched: AnyScheduler,
+    pub marker: AnyMarker,
     pub first_mark: Option<(Time, u32)>,
     /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
     /// wake-up for them.
-    pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
     pub late_pending: Time,
-    /// The switch whose shared buffer pool this port draws from, if any.
-    pub shared: Option<u32>,
-    /// A host NIC: when its transmitter is next free.
-    nic_free_at: Time,
-    /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
-    ps_per_byte: Option<u64>,
-    /// PFC: priorities the downstream paused, and the queues that leaves unservable.
+    pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
+    /// PFC: priorities the downstream paused.
     pub pause: PauseState,
-    paused_queues: u64,
-    /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
-    pub lossless: u8,
+    /// Counters and busy time when the statistics window opened.
+    pub at_window_start: (Counters, Time),
 }
 
 /// The scheduler's view: a paused queue looks empty.

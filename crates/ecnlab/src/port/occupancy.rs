@@ -3,17 +3,21 @@
 use crate::observe::LogHist;
 use crate::units::Time;
 
+/// `repr(C)`: what every change reads and writes fills the first 64 bytes, one cache line in an aligned
+/// queue record; the histogram is boxed (a pointer there), the rest follows.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Occupancy {
     cur: u64,
     last: Time,
-    start: Time,
     integral: u128,
     integral_sq: f64,
     max: u64,
     min: u64,
-    max_all: u64,
-    hist: Option<LogHist>,
+    hist: Option<Box<LogHist>>,
+    start: Time,
+    /// The largest value before the window opened; the run's maximum is the larger of it and `max`.
+    max_before: u64,
 }
 
 #[inline(never)]
@@ -47,8 +51,8 @@ impl Occupancy {
             integral_sq: 0.0,
             max: 0,
             min: 0,
-            max_all: 0,
-            hist: histogram.then(LogHist::default),
+            max_before: 0,
+            hist: histogram.then(Box::default),
         }
     }
 
@@ -75,13 +79,13 @@ impl Occupancy {
         self.cur = value;
         self.max = self.max.max(value);
         self.min = self.min.min(value);
-        self.max_all = self.max_all.max(value);
     }
 
     /// Starts the measurement window at `now` (e.g. after warm-up).
     pub fn reset(&mut self, now: Time) {
         self.accrue(now);
         self.start = now;
+        self.max_before = self.max_before.max(self.max);
         self.integral = 0;
         self.integral_sq = 0.0;
         self.max = self.cur;
@@ -106,7 +110,7 @@ impl Occupancy {
             mean,
             max: self.max,
             min: self.min,
-            max_all: self.max_all,
+            max_all: self.max_before.max(self.max),
             std: var.sqrt(),
             p50: q(0.5),
             p99: q(0.99),
