@@ -38,49 +38,81 @@ pub enum Kind {
 /// Bytes of IP + TCP headers: MTU 1500 on the wire carries MSS 1460.
 pub const HEADER_BYTES: u32 = 40;
 
-/// Up to three SACK blocks, `[start, end)` byte ranges above the cumulative ACK.
+/// Up to three SACK blocks, `[start, end)` byte ranges above the cumulative ACK (RFC 2018 §3). Unused slots
+/// are empty ranges, so the record carries no count and the packet header stays two cache lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Sack {
-    pub n: u8,
-    pub blocks: [(u64, u64); 3],
+    blocks: [(u64, u64); 3],
 }
 
 impl Sack {
+    /// At most three non-empty blocks, in the order given.
+    pub fn from_blocks(blocks: &[(u64, u64)]) -> Sack {
+        let mut s = Sack::default();
+        for &b in blocks {
+            assert!(s.push(b), "a SACK option holds at most three blocks");
+        }
+        s
+    }
+
+    /// Appends a non-empty block; false when all three slots are taken.
+    pub fn push(&mut self, block: (u64, u64)) -> bool {
+        debug_assert!(block.0 < block.1, "empty SACK block");
+        let n = self.len();
+        if n == self.blocks.len() {
+            return false;
+        }
+        self.blocks[n] = block;
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.blocks.iter().take_while(|b| b.0 < b.1).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.blocks[..self.n as usize].iter().copied()
+        self.blocks.iter().copied().take_while(|b| b.0 < b.1)
     }
 }
 
+/// `repr(C)`, 128 bytes in two aligned cache lines: what switches read and write (enqueue time, flow and
+/// destination for ECMP, size, ingress link, class, ECN) is the first 32 bytes; what only hosts read follows.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Packet {
+    /// When the packet entered its current queue (set by the port).
+    pub enqueued_at: Time,
     pub flow: u32,
-    pub src: u32,
     pub dst: u32,
-    pub kind: Kind,
-    pub ecn: Ecn,
+    /// Size on the wire (headers included).
+    pub wire: u32,
+    /// The link (upstream egress port id) it last arrived on at a switch: PFC's ingress accounting.
+    pub ingress: u32,
     /// Service class = queue index at switches.
     pub class: u8,
+    pub ecn: Ecn,
+    pub kind: Kind,
     pub ece: bool,
     pub cwr: bool,
     /// A retransmitted segment (RFC 3168 forbids ECT on these).
     pub retx: bool,
-    /// Size on the wire (headers included).
-    pub wire: u32,
-    /// First payload byte (data) and payload length.
-    pub seq: u64,
+    pub src: u32,
+    /// Payload length.
     pub len: u32,
+    /// The sender's congestion window in segments when the packet left (ECN* Table 1 reads it).
+    pub cwnd_segments: u32,
+    /// First payload byte (data).
+    pub seq: u64,
     /// Cumulative ACK: next byte expected.
     pub ack: u64,
-    pub sack: Sack,
     /// Sender timestamp and the echoed one (RFC 7323 style), for RTT samples.
     pub ts: Time,
     pub ts_echo: Time,
-    /// When the packet entered its current queue (set by the port).
-    pub enqueued_at: Time,
-    /// The link (upstream egress port id) it last arrived on at a switch: PFC's ingress accounting.
-    pub ingress: u32,
-    /// The sender's congestion window in segments when the packet left (ECN* Table 1 reads it).
-    pub cwnd_segments: u32,
+    pub sack: Sack,
 }
 
 impl Packet {

@@ -82,16 +82,11 @@ impl TcpReceiver {
         let mut sack = Sack::default();
         if self.sack {
             if let Some(r) = self.last_ooo {
-                sack.blocks[0] = r;
-                sack.n = 1;
+                sack.push(r);
             }
             for &r in self.ooo.iter().rev() {
-                if sack.n == 3 {
+                if Some(r) != self.last_ooo && !sack.push(r) {
                     break;
-                }
-                if Some(r) != self.last_ooo {
-                    sack.blocks[sack.n as usize] = r;
-                    sack.n += 1;
                 }
             }
         }
@@ -271,10 +266,10 @@ mod tests {
         r.on_packet(t, &data(0, false, false));
         r.on_packet(t, &data(2000, false, false));
         let a = r.poll_transmit().unwrap();
-        assert_eq!((a.ack, a.sack.n, a.sack.blocks[0]), (1000, 1, (2000, 3000)));
+        assert_eq!((a.ack, a.sack.len(), a.sack.iter().next()), (1000, 1, Some((2000, 3000))));
         r.on_packet(t, &data(1000, false, false));
         let a = r.poll_transmit().unwrap();
-        assert_eq!((a.ack, a.sack.n), (3000, 0), "hole filled: cumulative ACK jumps");
+        assert_eq!((a.ack, a.sack.len()), (3000, 0), "hole filled: cumulative ACK jumps");
     }
 
     #[test]

@@ -516,6 +516,7 @@ pub(crate) fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Sack;
     use crate::transport::CcConfig;
 
     const MSS: u64 = 1000;
@@ -650,8 +651,7 @@ mod tests {
         // SACKed (RFC 6675 IsLost), so segment 5 is retransmitted only after 6, 7 and 8 arrive.
         let mut a = ack(2 * MSS, false, Time::ZERO);
         let mut sack = |blocks: &[(u64, u64)]| {
-            a.sack.n = blocks.len() as u8;
-            a.sack.blocks[..blocks.len()].copy_from_slice(blocks);
+            a.sack = Sack::from_blocks(blocks);
             a
         };
         s.on_packet(t0, &ack(2 * MSS, false, Time::ZERO));
