@@ -187,7 +187,7 @@ impl Sim {
             pool: PacketPool::default(),
             ports,
             flows: Vec::new(),
-            tcp: sc.transport,
+            tcp: std::sync::Arc::new(sc.transport),
             workloads: sc
                 .workloads
                 .iter()

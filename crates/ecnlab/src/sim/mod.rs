@@ -68,7 +68,9 @@ pub struct Sim {
     pub net: Network,
     pub ports: Vec<Port>,
     pub flows: Vec<Flow>,
-    pub tcp: TcpConfig,
+    /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
+    /// every flow's cache lines).
+    pub tcp: std::sync::Arc<TcpConfig>,
     workloads: Vec<WorkloadState>,
     pub seed: u64,
     pub duration: Time,
@@ -600,7 +602,7 @@ impl Sim {
         let id = self.flows.len() as u32;
         let addr = FlowAddr { flow: id, src, dst, class };
         let line = self.ports[self.net.host_port[src as usize] as usize].cfg.rate;
-        let mut sender = Sender::new(self.tcp, addr, line);
+        let mut sender = Sender::new(self.tcp.clone(), addr, line);
         match (size, rate) {
             (_, Some(_)) => {} // the application paces its writes (flow_timer)
             (Some(s), None) => {

@@ -125,7 +125,7 @@ pub enum Receiver {
 
 impl Sender {
     /// The endpoint `cfg.cc` calls for; `line` is the host's link rate (DCQCN starts there).
-    pub fn new(cfg: TcpConfig, addr: FlowAddr, line: crate::units::Rate) -> Sender {
+    pub fn new(cfg: std::sync::Arc<TcpConfig>, addr: FlowAddr, line: crate::units::Rate) -> Sender {
         match cfg.cc {
             CcConfig::Dcqcn(d) => Sender::Roce(RoceSender::new(d, cfg.mss, addr, line)),
             _ => Sender::Tcp(TcpSender::new(cfg, addr)),

@@ -4,6 +4,7 @@ use super::cc::Cc;
 use super::{EctPolicy, FlowAddr, Recovery, TcpConfig};
 use crate::packet::{Ecn, Kind, Packet, HEADER_BYTES};
 use crate::units::Time;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -26,7 +27,8 @@ pub struct SenderStats {
 
 #[derive(Clone, Debug)]
 pub struct TcpSender {
-    cfg: TcpConfig,
+    /// Shared by every flow of the run.
+    cfg: Arc<TcpConfig>,
     addr: FlowAddr,
     pub state: State,
     syn_due: bool,
@@ -68,10 +70,9 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, addr: FlowAddr) -> TcpSender {
+    pub fn new(cfg: Arc<TcpConfig>, addr: FlowAddr) -> TcpSender {
         let mss = cfg.mss as u64;
         TcpSender {
-            cfg,
             addr,
             state: if cfg.handshake { State::SynSent } else { State::Established },
             syn_due: cfg.handshake,
@@ -102,6 +103,7 @@ impl TcpSender {
             rtt_sample: None,
             last_rtt: None,
             stats: SenderStats::default(),
+            cfg,
         }
     }
 
@@ -542,7 +544,7 @@ mod tests {
     }
 
     fn established(cc: CcConfig, recovery: Recovery, bytes: u64) -> TcpSender {
-        let mut s = TcpSender::new(cfg(cc, recovery), FlowAddr::default());
+        let mut s = TcpSender::new(Arc::new(cfg(cc, recovery)), FlowAddr::default());
         s.write(bytes);
         s.closed = true;
         s
@@ -694,7 +696,7 @@ mod tests {
     fn rfc3168_retransmissions_are_not_ect() {
         let mut c = cfg(CcConfig::Ecnstar, Recovery::Newreno);
         c.ect = EctPolicy::Rfc3168;
-        let mut s = TcpSender::new(c, FlowAddr::default());
+        let mut s = TcpSender::new(Arc::new(c), FlowAddr::default());
         s.write(10 * MSS);
         drain(&mut s, Time::ZERO);
         s.on_timer(Time::from_ms(100));
