@@ -77,6 +77,8 @@ pub struct Sim {
     pub warmup: Time,
     max_events: u64,
     pub events_processed: u64,
+    /// When the last event happened: the end of the traffic, where `duration` may lie far beyond it.
+    pub last_event: Time,
     /// Per class: payload bytes delivered in order to receivers.
     pub class_delivered: Vec<u64>,
     class_delivered_at_warmup: Vec<u64>,
@@ -170,6 +172,7 @@ impl Sim {
                 return Err(Error::Run(format!("PFC: {e} (t = {})", self.now)));
             }
         }
+        self.last_event = self.now;
         self.now = self.duration;
         if progress && last_print > 0 {
             eprintln!();
