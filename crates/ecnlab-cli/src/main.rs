@@ -94,10 +94,10 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
     report.write_dir(&PathBuf::from(&out))?;
     let s = &report.summary;
     eprintln!(
-        "ran {} ({} simulated s, last event at {:.6} s) in {:.2} s wall, {} events; goodput {:.3} Gb/s → {}",
+        "ran {} ({} simulated s, traffic until {:.6} s) in {:.2} s wall, {} events; goodput {:.3} Gb/s → {}",
         if sc.name.is_empty() { &spec } else { &sc.name },
         s["sim_time_s"],
-        s["last_event_s"].as_f64().unwrap_or(0.0),
+        s["traffic_end_s"].as_f64().unwrap_or(0.0),
         s["wall_time_s"].as_f64().unwrap_or(0.0),
         s["events"],
         s["goodput"]["total_gbps"].as_f64().unwrap_or(0.0),
@@ -161,7 +161,7 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
         "scenario": spec,
         "bottleneck_port": name,
         "sim_time_s": s["sim_time_s"],
-        "last_event_s": s["last_event_s"],
+        "traffic_end_s": s["traffic_end_s"],
         "wall_time_s": wall,
         "events": s["events"],
         "events_per_s": s["events_per_s"],

@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn matches_a_sort_when_pushes_follow_the_clock() {
         // As a simulation uses it: each push lies at or after the last popped time, at offsets from 100 ps to
-        // 18 simulated minutes; a sorted list is the second implementation.
+        // 1.1 simulated seconds; a sorted list is the second implementation.
         let mut q = EventQueue::default();
         let mut expect: Vec<(u64, u8, u64, Event)> = vec![];
         let (mut now, mut x, mut seq) = (0u64, 99u64, 0u64);

@@ -129,7 +129,8 @@ pub struct PortState<'a> {
     pub rate: Rate,
     pub mtu: Bytes,
     pub buffer: Bytes,
-    /// The port's queues (read `queue_bytes` and `weight`).
+    /// The port's queues. Read them through `queue_bytes(q)` and `weight(q)`: the backlog counts the arriving
+    /// packet at enqueue, while a queue's other fields (`pkts`, `occupancy`, counters) do not.
     pub queues: &'a [Queue],
     /// Σ of every queue's weight.
     pub weight_sum: u64,
@@ -221,28 +222,44 @@ pub(crate) mod test_util {
 
     const ONES: [u64; 32] = [1; 32];
 
+    thread_local! {
+        static RECORDS: std::cell::RefCell<std::collections::HashMap<(Vec<u64>, Vec<u64>), &'static [Queue]>> =
+            Default::default();
+    }
+
+    /// Queue records with these backlogs and weights, made once per distinct pair and kept for the test
+    /// thread's life (views borrow them; a test that builds 10^5 views of one backlog makes one record set).
+    fn queue_records(queue_bytes: &[u64], weights: &[u64]) -> &'static [Queue] {
+        RECORDS.with(|m| {
+            *m.borrow_mut().entry((queue_bytes.to_vec(), weights.to_vec())).or_insert_with(|| {
+                let queues: Vec<Queue> = queue_bytes
+                    .iter()
+                    .zip(weights)
+                    .map(|(&bytes, &w)| {
+                        let mut q = Queue::new(w, false);
+                        q.bytes = bytes;
+                        q
+                    })
+                    .collect();
+                Box::leak(queues.into_boxed_slice())
+            })
+        })
+    }
+
     /// A hand-made port view: 10 Gb/s, MTU 1500, the given per-queue backlogs, equal weights.
     pub fn state(queue_bytes: &[u64], now: Time) -> PortState<'static> {
         weighted(queue_bytes, &ONES[..queue_bytes.len()], now)
     }
 
-    /// As `state`, with per-queue weights. The queue records are leaked: a test's view lives to its end.
+    /// As `state`, with per-queue weights.
     pub fn weighted(queue_bytes: &[u64], weights: &[u64], now: Time) -> PortState<'static> {
-        let queues: Vec<Queue> = queue_bytes
-            .iter()
-            .zip(weights)
-            .map(|(&bytes, &w)| {
-                let mut q = Queue::new(w, false);
-                q.bytes = bytes;
-                q
-            })
-            .collect();
+        assert_eq!(queue_bytes.len(), weights.len(), "one weight per queue");
         PortState {
             now,
             rate: Rate::gbps(10),
             mtu: Bytes(1500),
             buffer: Bytes(1_000_000),
-            queues: Box::leak(queues.into_boxed_slice()),
+            queues: queue_records(queue_bytes, weights),
             weight_sum: weights.iter().sum(),
             port_bytes: queue_bytes.iter().sum(),
             pool_bytes: queue_bytes.iter().sum(),

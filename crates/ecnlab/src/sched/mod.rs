@@ -6,9 +6,10 @@
 //!   every queue is empty); it may end turns (deficit used up) and report them;
 //! - `on_dequeue(q, wire, now_empty, now, ev)` after the picked head packet left queue `q`.
 //!
-//! Round events go into `ev` for the marker (MQ-ECN's round-time estimate, DESIGN "MQ-ECN"): a queue
-//! `Joined` the tail of the active list (on becoming non-empty, or re-queued after its turn), and a queue
-//! `TurnEnded` (it emptied or used up its quantum/deficit) with `started` = the time it last joined.
+//! Round events go to `ev`, a `RoundSink` (the port passes its marker, so they reach it as they happen), for
+//! MQ-ECN's round-time estimate (DESIGN "MQ-ECN"): a queue `Joined` the tail of the active list (on becoming
+//! non-empty, or re-queued after its turn), and a queue `TurnEnded` (it emptied or used up its
+//! quantum/deficit) with `started` = the time it last joined.
 //! WRR and DWRR emit them (`rr`); strict priority and WFQ have no rounds and emit none.
 //!
 //! Disciplines, one file each: `wrr`, `dwrr` (on the shared round-robin engine `rr`), `wfq`, `sp_over`;

@@ -199,7 +199,7 @@ impl Sim {
             warmup: sc.observe.warmup,
             max_events: sc.limits.max_events,
             events_processed: 0,
-            last_event: Time::ZERO,
+            traffic_end: Time::ZERO,
             class_delivered: vec![0; classes],
             class_delivered_at_warmup: vec![0; classes],
             class_rtt: vec![Default::default(); classes],

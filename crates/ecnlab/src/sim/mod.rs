@@ -77,8 +77,9 @@ pub struct Sim {
     pub warmup: Time,
     max_events: u64,
     pub events_processed: u64,
-    /// When the last event happened: the end of the traffic, where `duration` may lie far beyond it.
-    pub last_event: Time,
+    /// When the last packet, timer or workload event happened (sampling, phases and the window start aside):
+    /// the end of the traffic, where `duration` may lie far beyond it.
+    pub traffic_end: Time,
     /// Per class: payload bytes delivered in order to receivers.
     pub class_delivered: Vec<u64>,
     class_delivered_at_warmup: Vec<u64>,
@@ -156,6 +157,9 @@ impl Sim {
                     );
                 }
             }
+            if !matches!(ev, Event::Sample | Event::Phase { .. } | Event::WindowStart) {
+                self.traffic_end = t;
+            }
             match ev {
                 Event::TxDone { port } => self.tx_done(port),
                 Event::Arrive { port } => self.arrive(port),
@@ -172,7 +176,6 @@ impl Sim {
                 return Err(Error::Run(format!("PFC: {e} (t = {})", self.now)));
             }
         }
-        self.last_event = self.now;
         self.now = self.duration;
         if progress && last_print > 0 {
             eprintln!();

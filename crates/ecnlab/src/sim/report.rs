@@ -336,7 +336,7 @@ impl Sim {
             "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
             "scenario": {"name": sc.name, "hash": fnv(&config_toml), "seed": sc.seed},
             "sim_time_s": now.as_secs_f64(),
-            "last_event_s": self.last_event.as_secs_f64(),
+            "traffic_end_s": self.traffic_end.as_secs_f64(),
             "wall_time_s": wall_time_s,
             "events": self.events_processed,
             "events_per_s": self.events_processed as f64 / wall_time_s.max(1e-9),
