@@ -152,8 +152,8 @@ pub struct Port {
     pub first_mark: Option<(Time, u32)>,
     /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
     /// wake-up for them.
-    pub late_pending: Time,
     pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
+    pub late_pending: Time,
     /// PFC: priorities the downstream paused.
     pub pause: PauseState,
     /// Counters and busy time when the statistics window opened.
