@@ -122,8 +122,13 @@ pub enum Admit {
 /// windows, PFC and RTT variation use last.
 #[repr(C, align(64))]
 pub struct Port {
-    /// The packet being serialized, if any, with its wire size and the time its last bit leaves.
-    pub in_tx: Option<(PacketId, u32, Time)>,
+    /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
+    /// `now < tx_end`. The packet itself is already in `pipe`.
+    pub tx_end: Time,
+    /// Its wire size (the backlog an arriving packet finds counts it while it is being sent).
+    tx_wire: u32,
+    /// What the end of that transmission still owes.
+    tx_owes: TxEnd,
     pub port_bytes: u64,
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
@@ -160,6 +165,20 @@ pub struct Port {
     pub at_window_start: (Counters, Time),
 }
 
+/// What the end of a port's transmission owes (DESIGN: a departure is processed at the instant the last bit
+/// leaves). Ending a transmission matters only if a packet waits to be sent next, so the `TxDone` event is
+/// scheduled only then; a port that falls idle tells its marker lazily.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TxEnd {
+    /// Nothing: no transmission yet, or its end was handled.
+    Nothing,
+    /// A `TxDone` event is scheduled at `tx_end`.
+    Event,
+    /// No event: the queues were empty when it started and have stayed so; the marker's `on_idle(tx_end)`
+    /// is still owed.
+    IdleNotice,
+}
+
 /// The scheduler's view: a paused queue looks empty.
 struct View<'a>(&'a [Queue], u64);
 impl QueueView for View<'_> {
@@ -184,7 +203,9 @@ impl Port {
             port_bytes: 0,
             sched,
             marker,
-            in_tx: None,
+            tx_end: Time::ZERO,
+            tx_wire: 0,
+            tx_owes: TxEnd::Nothing,
             arrival_backlog_min: None,
             pipe: VecDeque::new(),
             occupancy: Occupancy::new(histogram),
@@ -279,7 +300,8 @@ impl Port {
         let p = pool.get_mut(id);
         let q = self.classify(p.class);
         let wire = p.wire as u64;
-        let backlog = self.port_bytes + self.in_tx.map_or(0, |(_, w, _)| w as u64);
+        self.settle(now);
+        let backlog = self.port_bytes + if self.tx_end > now { self.tx_wire as u64 } else { 0 };
         self.arrival_backlog_min = Some(self.arrival_backlog_min.map_or(backlog, |m| m.min(backlog)));
         let c = &mut self.queues[q].counters;
         c.arrived_pkts += 1;
@@ -323,6 +345,7 @@ impl Port {
         mut shared: Option<&mut SharedBuffer>,
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<(PacketId, usize, bool)> {
+        self.settle(now);
         loop {
             let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
             let q = picked?;
@@ -355,6 +378,47 @@ impl Port {
                     dropped.push((id, q, r));
                 }
             }
+        }
+    }
+
+    /// Puts a packet of `wire` bytes on the wire at `now` (the transmitter must be free). Returns when its
+    /// last bit leaves and whether that instant needs a `TxDone` event: only if packets are still queued.
+    /// Otherwise nothing happens then unless a packet arrives before (`tx_event_needed`); the marker is told
+    /// the port went idle at `tx_end` when the port is next used (`settle`).
+    pub fn transmit(&mut self, now: Time, wire: Bytes) -> (Time, bool) {
+        debug_assert!(self.tx_end <= now, "transmitter busy");
+        let tx = self.tx_time(wire);
+        self.tx_end = now + tx;
+        self.tx_wire = wire.0 as u32;
+        self.busy_time += tx;
+        let event = self.port_bytes > 0;
+        self.tx_owes = if event { TxEnd::Event } else { TxEnd::IdleNotice };
+        (self.tx_end, event)
+    }
+
+    /// A packet was queued at `now` while the transmitter is busy: whether the end of the transmission now
+    /// needs its `TxDone` event (it was not scheduled because the queues were empty).
+    pub fn tx_event_needed(&mut self, now: Time) -> bool {
+        debug_assert!(self.tx_end > now);
+        let needed = self.tx_owes == TxEnd::IdleNotice;
+        if needed {
+            self.tx_owes = TxEnd::Event;
+        }
+        needed
+    }
+
+    /// The `TxDone` event at `tx_end` fired.
+    pub fn tx_event_done(&mut self) {
+        self.tx_owes = TxEnd::Nothing;
+    }
+
+    /// If a transmission ended with nothing queued and no event, tells the marker now (before it sees
+    /// anything else) that the port went idle when it ended, as a `TxDone` event would have then.
+    #[inline]
+    fn settle(&mut self, now: Time) {
+        if self.tx_owes == TxEnd::IdleNotice && self.tx_end <= now {
+            self.tx_owes = TxEnd::Nothing;
+            self.marker.on_idle(self.tx_end);
         }
     }
 
@@ -429,7 +493,7 @@ impl Port {
 
     /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight).
     pub fn busy_ahead(&self, now: Time) -> Time {
-        self.in_tx.map_or(Time::ZERO, |(_, _, end)| end.saturating_sub(now))
+        self.tx_end.saturating_sub(now)
     }
 
     /// Fraction of [window start, now] the transmitter was busy.

@@ -183,33 +183,36 @@ impl Sim {
         Ok(())
     }
 
+    /// A transmission ended with packets waiting: the next one starts.
     fn tx_done(&mut self, port: u32) {
-        let p = &mut self.ports[port as usize];
-        let (id, _, _) = p.in_tx.take().expect("TxDone without a packet in transmission");
-        let at = self.now + p.cfg.delay;
-        p.pipe.push_back((at, id));
-        if p.pipe.len() == 1 {
-            self.schedule(at, Event::Arrive { port });
-        }
+        self.ports[port as usize].tx_event_done();
         self.start_tx(port);
     }
 
+    /// Starts sending the next packet if the transmitter is free. The packet goes into the link's pipe at
+    /// once, with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
     fn start_tx(&mut self, port: u32) {
+        let now = self.now;
         let p = &mut self.ports[port as usize];
-        if p.in_tx.is_some() {
+        if p.tx_end > now {
             return;
         }
-        let now = self.now;
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
         match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
             Some((id, q, marked)) => {
                 self.pfc_release(id);
-                let p = &mut self.ports[port as usize];
                 let wire = self.pool.get(id).wire_bytes();
-                let tx = p.tx_time(wire);
-                p.in_tx = Some((id, wire.0 as u32, now + tx));
-                p.busy_time += tx;
-                self.schedule(now + tx, Event::TxDone { port });
+                let p = &mut self.ports[port as usize];
+                let (end, event) = p.transmit(now, wire);
+                let at = end + p.cfg.delay;
+                p.pipe.push_back((at, id));
+                let first = p.pipe.len() == 1;
+                if event {
+                    self.schedule(end, Event::TxDone { port });
+                }
+                if first {
+                    self.schedule(at, Event::Arrive { port });
+                }
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
                     self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
@@ -267,8 +270,12 @@ impl Sim {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Enqueue };
                     self.record(port, queue, id, kind, if marked { "enqueue" } else { "" });
                 }
-                if self.ports[port as usize].in_tx.is_none() {
+                let p = &mut self.ports[port as usize];
+                if p.tx_end <= self.now {
                     self.start_tx(port);
+                } else if p.tx_event_needed(self.now) {
+                    let end = p.tx_end;
+                    self.schedule(end, Event::TxDone { port });
                 }
             }
             Admit::Dropped(reason) => {
@@ -709,13 +716,10 @@ impl Sim {
     }
 
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
-    /// still queued, in transmission or on a link.
+    /// still queued or on a link (a packet being sent is already in its link's pipe).
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 = self
-            .ports
-            .iter()
-            .map(|p| p.queued_pkts() + p.in_tx.is_some() as u64 + p.pipe.len() as u64 + p.late.len() as u64)
-            .sum();
+        let in_network: u64 =
+            self.ports.iter().map(|p| p.queued_pkts() + p.pipe.len() as u64 + p.late.len() as u64).sum();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
