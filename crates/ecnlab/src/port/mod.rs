@@ -521,3 +521,71 @@ impl Port {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mark::mqecn::{MqEcn, Shape};
+
+    /// One 10 Gb/s queue with MQ-ECN (β = 0.5, T_idle = 10 us) whose round-time estimate starts at 8 us.
+    fn mqecn_port() -> Port {
+        let cfg = PortConfig {
+            rate: Rate::gbps(10),
+            delay: Time::from_us(1),
+            mtu: Bytes(1500),
+            buffer: Bytes(1 << 20),
+            queue_limits: vec![],
+            queues: 1,
+            non_ect: NonEct::Pass,
+        };
+        let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
+        m.t_round = 8e6;
+        Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
+    }
+
+    fn t_round(p: &Port) -> f64 {
+        match &p.marker {
+            AnyMarker::MqEcn(m) => m.t_round,
+            _ => unreachable!(),
+        }
+    }
+
+    fn send_one(p: &mut Port, pool: &mut PacketPool, now: Time) -> (Time, bool) {
+        let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
+        assert!(matches!(p.enqueue(now, id, pool, None), Admit::Queued { .. }));
+        let (id, _, _) = p.dequeue(now, pool, None, &mut vec![]).expect("queued");
+        pool.free(id);
+        p.transmit(now, Bytes(1500))
+    }
+
+    #[test]
+    fn a_transmission_with_nothing_behind_it_needs_no_event_and_idles_from_its_last_bit() {
+        let (mut p, mut pool) = (mqecn_port(), PacketPool::default());
+        let (end, event) = send_one(&mut p, &mut pool, Time::ZERO);
+        assert_eq!(end, Time::from_ns(1200), "1500 B at 10 Gb/s");
+        assert!(!event, "nothing waits behind it");
+        // The next packet arrives 19.5 us after the last bit left (20.7 us after the transmission started):
+        // one whole T_idle of idleness counted from the end, so T_round halves once (two periods from the start).
+        let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
+        p.enqueue(end + Time::from_ns(19_500), id, &mut pool, None);
+        assert_eq!(t_round(&p), 4e6);
+    }
+
+    #[test]
+    fn a_packet_queued_during_a_transmission_asks_for_its_end_event_once() {
+        let (mut p, mut pool) = (mqecn_port(), PacketPool::default());
+        let (end, _) = send_one(&mut p, &mut pool, Time::ZERO);
+        for i in 0..2 {
+            let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
+            p.enqueue(Time::from_ns(100 * (i + 1)), id, &mut pool, None);
+        }
+        assert!(p.tx_event_needed(Time::from_ns(100)), "the first packet behind the transmission needs it");
+        assert!(!p.tx_event_needed(Time::from_ns(200)), "already scheduled");
+        p.tx_event_done();
+        // The port was never idle: no decay.
+        let (end2, event) = send_one(&mut p, &mut pool, end);
+        assert_eq!(t_round(&p), 8e6);
+        assert!(event, "two packets still wait");
+        assert_eq!(end2, end + Time::from_ns(1200));
+    }
+}
