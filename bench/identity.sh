@@ -52,7 +52,9 @@ same() { # label, file A, file B, json|bytes
   fi || { echo "DIFFERS: $1 ($(basename "$2"))"; status=1; }
 }
 
-for scenario in dctcp-8flows leafspine-mqecn; do
+scenarios=$("$base" list | awk '/^scenarios:/ {s = 1; next} /^[^ ]/ {s = 0} s && NF {print $1}')
+[ -n "$scenarios" ] || { echo "no shipped scenarios listed by $base list" >&2; exit 2; }
+for scenario in $scenarios; do
   extra=()
   [ $scenario = leafspine-mqecn ] && extra=(--set "workloads.0.flows=$flows")
   for side in base new; do
