@@ -20,6 +20,8 @@ grids=yes
 for b in "$base" "$new"; do
   [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }
 done
+# Absolute, since the script moves to the repository root.
+declare -A bins=([base]=$(realpath "$base") [new]=$(realpath "$new"))
 case $flows in '' | *[!0-9]*) echo "FLOWS must be a positive integer, got '$flows'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -52,15 +54,13 @@ same() { # label, file A, file B, json|bytes
   fi || { echo "DIFFERS: $1 ($(basename "$2"))"; status=1; }
 }
 
-scenarios=$("$base" list | awk '/^scenarios:/ {s = 1; next} /^[^ ]/ {s = 0} s && NF {print $1}')
-[ -n "$scenarios" ] || { echo "no shipped scenarios listed by $base list" >&2; exit 2; }
+scenarios=$("${bins[base]}" list | awk '/^scenarios:/ {s = 1; next} /^[^ ]/ {s = 0} s && NF {print $1}')
+[ -n "$scenarios" ] || { echo "no shipped scenarios listed by ${bins[base]} list" >&2; exit 2; }
 for scenario in $scenarios; do
   extra=()
   [ $scenario = leafspine-mqecn ] && extra=(--set "workloads.0.flows=$flows")
   for side in base new; do
-    bin=$base
-    [ $side = new ] && bin=$new
-    "$bin" run $scenario "${extra[@]}" --out "$work/$side-$scenario" > /dev/null 2>&1
+    "${bins[$side]}" run $scenario "${extra[@]}" --out "$work/$side-$scenario" > /dev/null 2>&1
   done
   [ -f "$work/base-$scenario/fct.csv" ] && same "$scenario" "$work/base-$scenario/fct.csv" "$work/new-$scenario/fct.csv" bytes
   same "$scenario" "$work/base-$scenario/summary.json" "$work/new-$scenario/summary.json" json
@@ -69,10 +69,8 @@ done
 
 if [ $grids = yes ]; then
   for side in base new; do
-    bin=$base
-    [ $side = new ] && bin=$new
     # Failed checks exit 1; that is a result, not an error, as long as both binaries agree.
-    "$bin" reproduce all --quick --jobs 2 --out "$work/$side-grids" > /dev/null 2>&1 || true
+    "${bins[$side]}" reproduce all --quick --jobs 2 --out "$work/$side-grids" > /dev/null 2>&1 || true
   done
   n=0
   while IFS= read -r f; do
