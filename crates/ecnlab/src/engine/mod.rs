@@ -44,98 +44,129 @@ impl Event {
     }
 }
 
-/// A heap entry: 24 bytes. `order` packs the phase (top 3 bits) above the insertion sequence, so ties at one
-/// instant compare with one integer.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: u64,
-    order: u64,
-    event: Event,
-}
-
-impl Entry {
-    /// `(time, order)` as one integer: compares without a branch.
-    #[inline(always)]
-    fn key(&self) -> u128 {
-        (self.time as u128) << 64 | self.order as u128
-    }
-}
-
 const SEQ_BITS: u32 = 61;
+/// Children per heap node.
+const ARITY: usize = 4;
 
-/// A binary min-heap of events; ties at one instant break by phase, then by insertion order, so a run is
-/// reproducible bit for bit (every key is distinct, so the pop order does not depend on the heap's layout).
+/// `ARITY` keys in one cache line: a node's children, compared together on every level of a pop.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct KeyLine([u128; ARITY]);
+
+/// A 4-ary min-heap of events, keys and events in separate arrays. A key packs `(time, phase, sequence)` in
+/// one integer (time in the high 64 bits, the phase in the top 3 bits of the low half, above the insertion
+/// sequence), so ties at one instant break by phase, then by insertion order, and a run is reproducible bit
+/// for bit (every key is distinct, so the pop order does not depend on the heap's layout).
+///
+/// What bounds a pop is its chain of dependent loads, one per level: four children per level halve the depth
+/// of a binary heap, and node i's keys sit at slot i + 3 of cache-line-aligned storage, so the four children
+/// of a node (4i+1 … 4i+4) always share one line.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    keys: Vec<KeyLine>,
+    events: Vec<Event>,
     seq: u64,
 }
 
 impl EventQueue {
+    /// Node i's position in `keys` (counted in keys, not lines).
+    #[inline(always)]
+    fn slot(i: usize) -> usize {
+        i + ARITY - 1
+    }
+
+    #[inline(always)]
+    fn key(&self, i: usize) -> u128 {
+        let s = Self::slot(i);
+        debug_assert!(s / ARITY < self.keys.len());
+        // SAFETY: callers pass i ≤ len; `push` keeps a line for slot len + 3 and `keys` never shrinks.
+        unsafe { *(self.keys.as_ptr() as *const u128).add(s) }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, key: u128, event: Event) {
+        let s = Self::slot(i);
+        debug_assert!(s / ARITY < self.keys.len() && i < self.events.len());
+        // SAFETY: as in `key`; `events` holds index i.
+        unsafe {
+            *(self.keys.as_mut_ptr() as *mut u128).add(s) = key;
+            *self.events.get_unchecked_mut(i) = event;
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
-        let e = Entry { time: time.0, order: (event.phase() as u64) << SEQ_BITS | self.seq, event };
-        self.heap.push(e);
-        let h = self.heap.as_mut_slice();
-        let i = h.len() - 1;
-        Self::sift_up(h, i, e);
+        let key = (time.0 as u128) << 64 | ((event.phase() as u128) << SEQ_BITS | self.seq as u128);
+        let i = self.events.len();
+        if Self::slot(i) / ARITY >= self.keys.len() {
+            self.keys.push(KeyLine::default());
+        }
+        self.events.push(event);
+        self.sift_up(i, key, event);
     }
 
-    /// Moves the hole at `i` up until `e` fits there, and puts `e` in it.
+    /// Moves the hole at `i` up until `key` fits there, and puts the event in it.
     #[inline(always)]
-    fn sift_up(h: &mut [Entry], mut i: usize, e: Entry) {
-        let key = e.key();
+    fn sift_up(&mut self, mut i: usize, key: u128, event: Event) {
         while i > 0 {
-            let parent = (i - 1) / 2;
-            // SAFETY: parent < i < h.len().
-            let pe = unsafe { *h.get_unchecked(parent) };
-            if key >= pe.key() {
+            let parent = (i - 1) / ARITY;
+            let pk = self.key(parent);
+            if key >= pk {
                 break;
             }
-            unsafe { *h.get_unchecked_mut(i) = pe };
+            // SAFETY: parent < i < len.
+            let pe = unsafe { *self.events.get_unchecked(parent) };
+            self.set(i, pk, pe);
             i = parent;
         }
-        h[i] = e;
+        self.set(i, key, event);
     }
 
-    /// Bottom-up deletion (Wegener 1993): the hole left by the minimum sinks to a leaf along the smaller
-    /// children, chosen without a data-dependent branch; the last entry then rises from there, which is rarely
-    /// more than a level or two. Half the comparisons of a textbook sift-down, and no mispredicted early exit.
+    /// Bottom-up deletion (Wegener 1993): the hole left by the minimum sinks to a leaf along the smallest
+    /// children, picked by a two-round tournament without data-dependent branches; the last entry then rises
+    /// from there, which is rarely more than a level.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        let h = self.heap.as_mut_slice();
-        let n = h.len();
+        let top = (self.key(0), *self.events.first()?);
+        let last_event = self.events.pop().expect("non-empty");
+        let n = self.events.len();
         if n > 0 {
+            let last_key = self.key(n);
             let mut i = 0;
             loop {
-                let left = 2 * i + 1;
-                if left >= n {
+                let first = ARITY * i + 1;
+                if first >= n {
                     break;
                 }
-                let right = (left + 1).min(n - 1);
-                // SAFETY: left, right < n.
-                let (l, r) = unsafe { (h.get_unchecked(left).key(), h.get_unchecked(right).key()) };
-                let child = left + (r < l) as usize;
-                unsafe { *h.get_unchecked_mut(i) = *h.get_unchecked(child) };
+                let child = if first + ARITY <= n {
+                    let (k0, k1, k2, k3) =
+                        (self.key(first), self.key(first + 1), self.key(first + 2), self.key(first + 3));
+                    let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                    let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                    first + if kb < ka { b } else { a }
+                } else {
+                    (first + 1..n).fold(first, |m, j| if self.key(j) < self.key(m) { j } else { m })
+                };
+                // SAFETY: child < n.
+                let ce = unsafe { *self.events.get_unchecked(child) };
+                self.set(i, self.key(child), ce);
                 i = child;
             }
-            Self::sift_up(h, i, last);
+            self.sift_up(i, last_key, last_event);
         }
-        Some((Time(top.time), top.event))
+        Some((Time((top.0 >> 64) as u64), top.1))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| Time(e.time))
+        (!self.events.is_empty()).then(|| Time((self.key(0) >> 64) as u64))
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.events.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.events.is_empty()
     }
 }
 
