@@ -2,11 +2,15 @@
 # How wall time grows with the network (issue 8): the leafspine-mqecn scenario (8 DWRR queues with MQ-ECN,
 # web search / data mining / cache / hadoop over 8 services, DCTCP, load 0.5) at 10 flows per host, on
 # leaf-spines of 48, 144 and 432 hosts and a k = 16 fat-tree of 1 024 hosts. One run at a time, one core each.
-# Prints one `ecnlab-sim bench --json` line per network. Usage: bench/scaling.sh [--skip-fat-tree]
+# Prints one `ecnlab-sim bench --json` line per network. Usage: [SIM=binary] bench/scaling.sh [--skip-fat-tree]
+# (SIM defaults to a fresh target/release/ecnlab-sim; SIM=target/pgo/ecnlab-sim measures bench/pgo.sh's build.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p ecnlab-cli
-SIM=target/release/ecnlab-sim
+if [ -z "${SIM:-}" ]; then
+  cargo build --release -q -p ecnlab-cli
+  SIM=target/release/ecnlab-sim
+fi
+[ -x "$SIM" ] || { echo "SIM=$SIM is not an executable" >&2; exit 2; }
 
 bench() {
   local label=$1
