@@ -29,7 +29,7 @@ RUSTFLAGS="-Cprofile-generate=$PWD/$work/profiles" \
 train=target/pgo-gen/release/ecnlab-sim
 
 echo "== 2/3 training run"
-# Only the training runs write profiles (build scripts of the instrumented build wrote none into this path).
+# Start empty: only the training runs below may write profiles.
 rm -rf "$work/profiles"
 export LLVM_PROFILE_FILE="$PWD/$work/profiles/%m_%p.profraw"
 "$train" run leafspine-mqecn --set workloads.0.flows=500 --out "$work/train/leafspine" > /dev/null
