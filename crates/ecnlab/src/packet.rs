@@ -79,13 +79,12 @@ impl Sack {
     }
 }
 
-/// `repr(C)`, 128 bytes in two aligned cache lines: what switches read and write (enqueue time, flow and
-/// destination for ECMP, size, ingress link, class, ECN) is the first 32 bytes; what only hosts read follows.
+/// `repr(C)`, 128 bytes in two aligned cache lines: what switches read and write (flow and destination for
+/// ECMP, size, ingress link, class, ECN) is the first 24 bytes; what only hosts read follows. (A queue keeps
+/// a packet's enqueue time in its FIFO entry, beside its size.)
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Packet {
-    /// When the packet entered its current queue (set by the port).
-    pub enqueued_at: Time,
     pub flow: u32,
     pub dst: u32,
     /// Size on the wire (headers included).

@@ -69,7 +69,7 @@ impl Counters {
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Queue {
-    fifo: VecDeque<(PacketId, u32)>,
+    fifo: VecDeque<Waiting>,
     /// Backlog: bytes and packets waiting.
     pub bytes: u64,
     pub pkts: u32,
@@ -90,6 +90,25 @@ impl Queue {
             counters: Counters::default(),
         }
     }
+}
+
+/// A packet in a queue's FIFO with what its dequeue needs (its size for the scheduler and the transmitter,
+/// its enqueue time for the sojourn), so serving it reads the packet itself only when a marker marks it: a
+/// packet that waited is usually no longer in cache.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    id: PacketId,
+    wire: u32,
+    since: Time,
+}
+
+/// A packet the port put on the wire: its queue, its size, and whether the dequeue marker marked it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    pub id: PacketId,
+    pub queue: usize,
+    pub wire: Bytes,
+    pub marked: bool,
 }
 
 /// Static configuration of a port, resolved to bytes.
@@ -189,7 +208,7 @@ impl QueueView for View<'_> {
         if self.1 & (1 << q) != 0 {
             return None;
         }
-        self.0[q].fifo.front().map(|&(_, w)| w)
+        self.0[q].fifo.front().map(|w| w.wire)
     }
 }
 
@@ -329,32 +348,31 @@ impl Port {
                 return Admit::Dropped(r);
             }
         };
-        p.enqueued_at = now;
         if let Some(s) = shared.as_deref_mut() {
             s.used += wire;
             s.occupancy.set(now, s.used);
         }
         let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
-        self.queues[q].fifo.push_back((id, wire as u32));
+        self.queues[q].fifo.push_back(Waiting { id, wire: wire as u32, since: now });
         self.set_len(now, q, b, n);
         self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
         Admit::Queued { queue: q, marked }
     }
 
     /// Takes the next packet to transmit (scheduler, then the marker at dequeue). Packets the dequeue marker
-    /// drops are returned in `dropped` for the caller to account and free. Returns (packet, queue, marked).
+    /// drops are returned in `dropped` for the caller to account and free.
     pub fn dequeue(
         &mut self,
         now: Time,
         pool: &mut PacketPool,
         mut shared: Option<&mut SharedBuffer>,
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
-    ) -> Option<(PacketId, usize, bool)> {
+    ) -> Option<Departure> {
         self.settle(now);
         loop {
             let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
             let q = picked?;
-            let (id, wire) = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
+            let Waiting { id, wire, since } = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
             let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
             self.set_len(now, q, b, n);
             self.sched.on_dequeue(q, wire, n == 0, now, &mut self.marker);
@@ -367,7 +385,7 @@ impl Port {
                 None => 0,
             };
             let p = pool.get_mut(id);
-            let sojourn = now - p.enqueued_at;
+            let sojourn = now - since;
             let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
             st.pool_bytes = pool_bytes;
             let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
@@ -376,7 +394,7 @@ impl Port {
                     let c = &mut self.queues[q].counters;
                     c.sent_pkts += 1;
                     c.sent_bytes += wire as u64;
-                    return Some((id, q, marked));
+                    return Some(Departure { id, queue: q, wire: Bytes(wire as u64), marked });
                 }
                 Err(r) => {
                     self.queues[q].counters.drops[r as usize] += 1;
@@ -558,7 +576,7 @@ mod tests {
     fn send_one(p: &mut Port, pool: &mut PacketPool, now: Time) -> (Time, bool) {
         let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
         assert!(matches!(p.enqueue(now, id, pool, None), Admit::Queued { .. }));
-        let (id, _, _) = p.dequeue(now, pool, None, &mut vec![]).expect("queued");
+        let id = p.dequeue(now, pool, None, &mut vec![]).expect("queued").id;
         pool.free(id);
         p.transmit(now, Bytes(1500))
     }

@@ -16,7 +16,7 @@ use crate::net::pfc::{self, Pfc, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool};
-use crate::port::{Admit, Port};
+use crate::port::{Admit, Departure, Port};
 use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
 use workload::WorkloadState;
@@ -199,9 +199,8 @@ impl Sim {
         }
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
         match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
-            Some((id, q, marked)) => {
+            Some(Departure { id, queue: q, wire, marked }) => {
                 self.pfc_release(id);
-                let wire = self.pool.get(id).wire_bytes();
                 let p = &mut self.ports[port as usize];
                 let (end, event) = p.transmit(now, wire);
                 let at = end + p.cfg.delay;
