@@ -39,7 +39,7 @@ unset LLVM_PROFILE_FILE
 "$profdata" merge -o "$work/merged.profdata" "$work/profiles"
 
 echo "== 3/3 optimized build"
-RUSTFLAGS="-Cprofile-use=$PWD/$work/merged.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
+ECNLAB_BUILD=pgo RUSTFLAGS="-Cprofile-use=$PWD/$work/merged.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
   cargo build --release -q --target-dir target/pgo-use -p ecnlab-cli
 cp target/pgo-use/release/ecnlab-sim target/pgo/ecnlab-sim
 echo "built target/pgo/ecnlab-sim"

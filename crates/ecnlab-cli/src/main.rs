@@ -145,7 +145,7 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     let sets = a.values("--set")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
-    let report = ecnlab::run(&sc)?;
+    let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
     let s = &report.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
     // The bottleneck: the switch port that sent the most packets.
@@ -158,6 +158,7 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     let arrived = port["counters"]["arrived_pkts"].as_u64().unwrap_or(0).max(1);
     let out = serde_json::json!({
         "sim": "ecnlab",
+        "build": build_kind(),
         "scenario": spec,
         "bottleneck_port": name,
         "sim_time_s": s["sim_time_s"],
@@ -182,6 +183,16 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Which build measured a benchmark: `debug`, `release`, or what the build script named it (`bench/pgo.sh`
+/// sets ECNLAB_BUILD=pgo for its profile-guided binary).
+fn build_kind() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        option_env!("ECNLAB_BUILD").unwrap_or("release")
+    }
 }
 
 fn cmd_reproduce(mut a: Args) -> Result<(), Error> {

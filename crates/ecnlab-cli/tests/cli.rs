@@ -190,6 +190,27 @@ fn list_names_the_shipped_scenarios_and_help_exits_0() {
 }
 
 #[test]
+fn bench_prints_one_json_record_whose_rates_agree_with_its_counts() {
+    let mut args = vec!["bench", "--json"];
+    args.extend(QUICK);
+    let o = sim(&args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object on stdout");
+    // The binary is built with the test's own profile: "debug" exactly when debug assertions are on.
+    assert_eq!(v["build"] == "debug", cfg!(debug_assertions), "build {}", v["build"]);
+    assert_eq!(v["scenario"], "dctcp-8flows");
+    let wall = v["wall_time_s"].as_f64().expect("wall time");
+    let (events, pkts) = (v["events"].as_u64().expect("events"), v["bottleneck_pkts"].as_u64().expect("packets"));
+    // 8 flows share one 10 Gb/s port for 20 ms: at most 20 ms × 10 Gb/s / 1500 B ≈ 16 667 packets, and most of them.
+    assert!((10_000..=16_700).contains(&pkts), "{pkts} bottleneck packets");
+    assert!(events > pkts, "every packet is at least one event");
+    let rate = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    assert!((rate("events_per_s") * wall / events as f64 - 1.0).abs() < 0.01);
+    assert!((rate("bottleneck_pkts_per_s") * wall / pkts as f64 - 1.0).abs() < 1e-9);
+    assert!(rate("peak_rss_mib") > 0.0);
+}
+
+#[test]
 fn pias_thresholds_print_a_table_json_and_a_setting_that_validates() {
     let args = ["thresholds", "--pias", "--cdf", "websearch", "--load", "0.5"];
     let o = sim(&[&args[..], &["--json"]].concat());
