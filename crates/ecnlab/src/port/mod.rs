@@ -11,6 +11,7 @@ pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::net::pfc::{self, PauseState, Signal};
+use crate::net::Node;
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
@@ -111,7 +112,7 @@ pub struct Departure {
     pub marked: bool,
 }
 
-/// Static configuration of a port, resolved to bytes.
+/// Static configuration of a port, resolved to bytes. `repr(C)` in 64 bytes: one line of the port's record.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct PortConfig {
@@ -121,7 +122,7 @@ pub struct PortConfig {
     pub buffer: Bytes,
     /// Static per-queue limits (the last applies to higher queues); none = the port buffer only.
     pub queue_limits: Vec<Bytes>,
-    pub queues: usize,
+    pub queues: u32,
     pub non_ect: NonEct,
 }
 
@@ -137,8 +138,8 @@ pub enum Admit {
 }
 
 /// `repr(C)`, fields in order of use: what every packet's enqueue, dequeue and departure touches comes first
-/// (a few cache lines of an aligned record), the scheduler and the marker next, and what only statistics
-/// windows, PFC and RTT variation use last.
+/// (the first two lines of an aligned record, ahead of the configuration), the scheduler and the marker next,
+/// and what only statistics windows, PFC and RTT variation use last.
 #[repr(C, align(64))]
 pub struct Port {
     /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
@@ -148,29 +149,31 @@ pub struct Port {
     tx_wire: u32,
     /// What the end of that transmission still owes.
     tx_owes: TxEnd,
+    /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
+    pub lossless: u8,
     pub port_bytes: u64,
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
-    pub queues: Vec<Queue>,
+    pub queues: Box<[Queue]>,
     /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
     pub pipe: VecDeque<(Time, PacketId)>,
+    /// Where the outgoing link leads: read with `pipe` when a packet arrives there.
+    pub far_end: Node,
     /// Time the transmitter spent busy (for utilisation).
     pub busy_time: Time,
-    /// Serialization time per byte when it is a whole number of picoseconds (every common rate).
-    ps_per_byte: Option<u64>,
+    /// Serialization time per byte when it is a whole number of picoseconds (every common rate), else 0.
+    ps_per_byte: u64,
     /// PFC: the queues the downstream's pauses leave unservable.
     paused_queues: u64,
+    /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
+    /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3); `u64::MAX`: none.
+    arrival_backlog_min: u64,
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
-    /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
-    pub lossless: u8,
-    /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
-    /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3).
-    pub arrival_backlog_min: Option<u64>,
-    /// A host NIC: when its transmitter is next free.
-    nic_free_at: Time,
     pub cfg: PortConfig,
     pub occupancy: Occupancy,
+    /// A host NIC: when its transmitter is next free.
+    nic_free_at: Time,
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
     pub first_mark: Option<(Time, u32)>,
@@ -213,8 +216,9 @@ impl QueueView for View<'_> {
 }
 
 impl Port {
-    pub fn new(cfg: PortConfig, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
-        let n = cfg.queues;
+    /// A port whose link leads to `far_end`.
+    pub fn new(cfg: PortConfig, far_end: Node, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
+        let n = cfg.queues as usize;
         let weights = sched.weights(n);
         Port {
             weight_sum: weights.iter().sum(),
@@ -225,8 +229,9 @@ impl Port {
             tx_end: Time::ZERO,
             tx_wire: 0,
             tx_owes: TxEnd::Nothing,
-            arrival_backlog_min: None,
+            arrival_backlog_min: u64::MAX,
             pipe: VecDeque::new(),
+            far_end,
             occupancy: Occupancy::new(histogram),
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
@@ -235,7 +240,7 @@ impl Port {
             late_pending: Time::MAX,
             shared: None,
             nic_free_at: Time::ZERO,
-            ps_per_byte: (8 * PS_PER_S % cfg.rate.0 == 0).then(|| 8 * PS_PER_S / cfg.rate.0),
+            ps_per_byte: if 8 * PS_PER_S % cfg.rate.0 == 0 { 8 * PS_PER_S / cfg.rate.0 } else { 0 },
             pause: PauseState::default(),
             paused_queues: 0,
             lossless: 0,
@@ -326,7 +331,7 @@ impl Port {
         let wire = p.wire as u64;
         self.settle(now);
         let backlog = self.port_bytes + if self.tx_end > now { self.tx_wire as u64 } else { 0 };
-        self.arrival_backlog_min = Some(self.arrival_backlog_min.map_or(backlog, |m| m.min(backlog)));
+        self.arrival_backlog_min = self.arrival_backlog_min.min(backlog);
         let c = &mut self.queues[q].counters;
         c.arrived_pkts += 1;
         c.arrived_bytes += wire;
@@ -449,9 +454,14 @@ impl Port {
     #[inline]
     pub fn tx_time(&self, wire: Bytes) -> Time {
         match self.ps_per_byte {
-            Some(k) => Time(wire.0 * k),
-            None => self.cfg.rate.tx_time(wire),
+            0 => self.cfg.rate.tx_time(wire),
+            k => Time(wire.0 * k),
         }
+    }
+
+    /// Over the window: the smallest backlog an arriving packet found (`None` if none arrived).
+    pub fn arrival_backlog_min(&self) -> Option<u64> {
+        (self.arrival_backlog_min != u64::MAX).then_some(self.arrival_backlog_min)
     }
 
     /// How long a NIC needs to send what it already holds.
@@ -511,7 +521,7 @@ impl Port {
             q.occupancy.reset(now);
         }
         self.at_window_start = (self.counters(), self.busy_time.saturating_sub(self.busy_ahead(now)));
-        self.arrival_backlog_min = None;
+        self.arrival_backlog_min = u64::MAX;
     }
 
     /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight).
@@ -563,7 +573,7 @@ mod tests {
         };
         let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
         m.t_round = 8e6;
-        Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
+        Port::new(cfg, Node::Host(0), AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
     }
 
     fn t_round(p: &Port) -> f64 {

@@ -64,8 +64,10 @@ impl RoundSink for Vec<RoundEvent> {
     }
 }
 
-/// Every scheduler, dispatched by enum. Build them with the constructors below.
+/// Every scheduler, dispatched by enum. Build them with the constructors below. Line-aligned, so in a port's
+/// record the tag and a round robin's state share one cache line.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub enum AnyScheduler {
     /// Strict priority: queue 0 first.
     StrictPriority,

@@ -143,11 +143,11 @@ impl Sim {
                         delay: spec.delay,
                         mtu: spec.mtu,
                         buffer: s.buffer,
-                        queues: s.queues as usize,
+                        queues: s.queues,
                         non_ect: s.non_ect,
                         queue_limits: s.queue_limits.clone(),
                     };
-                    let mut port = Port::new(cfg, sched, marker, hist);
+                    let mut port = Port::new(cfg, spec.to, sched, marker, hist);
                     port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
                     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
                         port.shared = Some(sw);
@@ -165,7 +165,7 @@ impl Sim {
                         non_ect: Default::default(),
                         queue_limits: Vec::new(),
                     };
-                    Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false)
+                    Port::new(cfg, spec.to, AnyScheduler::StrictPriority, AnyMarker::None, false)
                 }
             };
             ports.push(port);

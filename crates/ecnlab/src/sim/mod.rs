@@ -241,7 +241,7 @@ impl Sim {
 
     /// A packet reaches the far end of `port`'s link: a switch routes it, a host consumes it.
     fn deliver(&mut self, port: u32, id: PacketId) {
-        match self.net.ports[port as usize].to {
+        match self.ports[port as usize].far_end {
             Node::Switch(s) => {
                 let pkt = self.pool.get_mut(id);
                 pkt.ingress = port;

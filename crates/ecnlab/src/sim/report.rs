@@ -272,7 +272,7 @@ impl Sim {
                 "occupancy": occupancy_json(p.port_occupancy().stats(now), mtu),
                 "queues": queues,
             });
-            if let Some(b) = p.arrival_backlog_min {
+            if let Some(b) = p.arrival_backlog_min() {
                 v["arrival_backlog_min_pkts"] = json!(b as f64 / mtu as f64);
             }
             if let Some((t, cwnd)) = p.first_mark {
