@@ -61,11 +61,17 @@ struct KeyLine([u128; ARITY]);
 /// What bounds a pop is its chain of dependent loads, one per level: four children per level halve the depth
 /// of a binary heap, and node i's keys sit at slot i + 3 of cache-line-aligned storage, so the four children
 /// of a node (4i+1 … 4i+4) always share one line.
+///
+/// Most events schedule another while they are handled. `take` hands out the minimum but leaves its slot at
+/// the root: the next `push` fills that slot (one pass from the root down, where a `pop` then a `push` make a
+/// pass down and one up), and `settle` removes it if nothing was pushed. The order is the same either way.
 #[derive(Default)]
 pub struct EventQueue {
     keys: Vec<KeyLine>,
     events: Vec<Event>,
     seq: u64,
+    /// The root was taken and awaits a replacement (`push`) or removal (`settle`).
+    vacant_root: bool,
 }
 
 impl EventQueue {
@@ -99,6 +105,11 @@ impl EventQueue {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let key = (time.0 as u128) << 64 | ((event.phase() as u128) << SEQ_BITS | self.seq as u128);
+        if self.vacant_root {
+            self.vacant_root = false;
+            self.fill_root(key, event);
+            return;
+        }
         let i = self.events.len();
         if Self::slot(i) / ARITY >= self.keys.len() {
             self.keys.push(KeyLine::default());
@@ -124,49 +135,73 @@ impl EventQueue {
         self.set(i, key, event);
     }
 
-    /// Bottom-up deletion (Wegener 1993): the hole left by the minimum sinks to a leaf along the smallest
-    /// children, picked by a two-round tournament without data-dependent branches; the last entry then rises
-    /// from there, which is rarely more than a level.
+    /// The minimum, leaving its slot at the root for the next `push` (see the type's note). Call `settle`
+    /// before the next `take`, `pop` or `peek_time`.
+    #[inline]
+    pub fn take(&mut self) -> Option<(Time, Event)> {
+        debug_assert!(!self.vacant_root, "take before settle");
+        let event = *self.events.first()?;
+        self.vacant_root = true;
+        Some((Time((self.key(0) >> 64) as u64), event))
+    }
+
+    /// Removes a taken root that no `push` replaced.
+    #[inline]
+    pub fn settle(&mut self) {
+        if std::mem::take(&mut self.vacant_root) {
+            let last_event = self.events.pop().expect("a taken root");
+            let n = self.events.len();
+            if n > 0 {
+                let last_key = self.key(n);
+                self.fill_root(last_key, last_event);
+            }
+        }
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let top = (self.key(0), *self.events.first()?);
-        let last_event = self.events.pop().expect("non-empty");
+        let top = self.take();
+        self.settle();
+        top
+    }
+
+    /// Puts `key` into the vacant root of the first `len` entries by bottom-up deletion (Wegener 1993): the
+    /// hole sinks to a leaf along the smallest children, picked by a two-round tournament without
+    /// data-dependent branches; `key` then rises from there, which is rarely more than a level.
+    #[inline(always)]
+    fn fill_root(&mut self, key: u128, event: Event) {
         let n = self.events.len();
-        if n > 0 {
-            let last_key = self.key(n);
-            let mut i = 0;
-            loop {
-                let first = ARITY * i + 1;
-                if first >= n {
-                    break;
-                }
-                let child = if first + ARITY <= n {
-                    let (k0, k1, k2, k3) =
-                        (self.key(first), self.key(first + 1), self.key(first + 2), self.key(first + 3));
-                    let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
-                    let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
-                    first + if kb < ka { b } else { a }
-                } else {
-                    (first + 1..n).fold(first, |m, j| if self.key(j) < self.key(m) { j } else { m })
-                };
-                // SAFETY: child < n.
-                let ce = unsafe { *self.events.get_unchecked(child) };
-                self.set(i, self.key(child), ce);
-                i = child;
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
             }
-            self.sift_up(i, last_key, last_event);
+            let child = if first + ARITY <= n {
+                let (k0, k1, k2, k3) = (self.key(first), self.key(first + 1), self.key(first + 2), self.key(first + 3));
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                first + if kb < ka { b } else { a }
+            } else {
+                (first + 1..n).fold(first, |m, j| if self.key(j) < self.key(m) { j } else { m })
+            };
+            // SAFETY: child < n.
+            let ce = unsafe { *self.events.get_unchecked(child) };
+            self.set(i, self.key(child), ce);
+            i = child;
         }
-        Some((Time((top.0 >> 64) as u64), top.1))
+        self.sift_up(i, key, event);
     }
 
     pub fn peek_time(&self) -> Option<Time> {
+        debug_assert!(!self.vacant_root, "peek before settle");
         (!self.events.is_empty()).then(|| Time((self.key(0) >> 64) as u64))
     }
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.events.len() - self.vacant_root as usize
     }
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.len() == 0
     }
 }
 
@@ -229,6 +264,45 @@ mod tests {
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, expect.iter().map(|e| (Time(e.0), e.3)).collect::<Vec<_>>());
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn taking_the_root_then_pushing_pops_like_a_sort() {
+        // As the event loop uses it: take the minimum, let the "handler" push 0, 1 or 2 events at or after it
+        // (some at the same instant in an earlier phase, which then come first), settle; a sorted list is the
+        // second implementation.
+        let mut q = EventQueue::default();
+        let mut expect: Vec<(u64, u8, u64, Event)> = vec![];
+        let mut seq = 0u64;
+        let mut push = |q: &mut EventQueue, expect: &mut Vec<_>, t: u64, ev: Event| {
+            q.push(Time(t), ev);
+            seq += 1;
+            expect.push((t, ev.phase(), seq, ev));
+            expect.sort_by_key(|e: &(u64, u8, u64, Event)| std::cmp::Reverse((e.0, e.1, e.2)));
+        };
+        for port in 0..300 {
+            push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port });
+        }
+        let (mut x, mut taken) = (7u64, 0);
+        for step in 0..30_000u32 {
+            let Some((t, ev)) = q.take() else { break };
+            taken += 1;
+            let want = expect.pop().unwrap();
+            assert_eq!((t, ev), (Time(want.0), want.3));
+            assert_eq!(q.len(), expect.len());
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let pushes = if expect.len() < 100 { 2 } else { (x >> 62) % 3 };
+            for k in 0..pushes {
+                let ev =
+                    if (x >> (10 + k)) & 1 == 0 { Event::TxDone { port: step } } else { Event::Arrive { port: step } };
+                push(&mut q, &mut expect, t.0 + (x >> (20 + 8 * k)) % 2000, ev);
+            }
+            q.settle();
+        }
+        assert!(taken > 10_000, "the queue ran dry after {taken} events");
+        expect.reverse();
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, expect.iter().map(|e| (Time(e.0), e.3)).collect::<Vec<_>>());
     }
 
     #[test]

@@ -131,11 +131,14 @@ impl Sim {
         for (i, &t) in self.phases.clone().iter().enumerate() {
             self.schedule(t, Event::Phase { idx: i as u32 });
         }
-        while let Some(t) = self.events.peek_time() {
-            if t > self.duration {
-                break;
+        loop {
+            // A handler's first `schedule` reuses the slot of the event it handles (`EventQueue::take`).
+            self.events.settle();
+            match self.events.peek_time() {
+                Some(t) if t <= self.duration => {}
+                _ => break,
             }
-            let (t, ev) = self.events.pop().expect("peeked");
+            let (t, ev) = self.events.take().expect("peeked");
             self.now = t;
             self.events_processed += 1;
             if self.events_processed > self.max_events {
