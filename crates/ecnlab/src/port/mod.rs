@@ -93,6 +93,10 @@ impl Queue {
     }
 }
 
+/// Entries ahead of the head whose line a dequeue asks the CPU to load (four entries share a line): a queue
+/// that waited was written long ago, and its next entries are read one by one as it drains.
+const FIFO_LOOKAHEAD: usize = 4;
+
 /// A packet in a queue's FIFO with what its dequeue needs (its size for the scheduler and the transmitter,
 /// its enqueue time for the sojourn), so serving it reads the packet itself only when a marker marks it: a
 /// packet that waited is usually no longer in cache.
@@ -377,7 +381,11 @@ impl Port {
         loop {
             let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
             let q = picked?;
-            let Waiting { id, wire, since } = self.queues[q].fifo.pop_front().expect("scheduler picked an empty queue");
+            let fifo = &mut self.queues[q].fifo;
+            let Waiting { id, wire, since } = fifo.pop_front().expect("scheduler picked an empty queue");
+            if let Some(ahead) = fifo.get(FIFO_LOOKAHEAD) {
+                crate::packet::prefetch(ahead);
+            }
             let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
             self.set_len(now, q, b, n);
             self.sched.on_dequeue(q, wire, n == 0, now, &mut self.marker);

@@ -236,7 +236,9 @@ impl Sim {
     fn arrive(&mut self, port: u32) {
         let p = &mut self.ports[port as usize];
         let (_, id) = p.pipe.pop_front().expect("Arrive on an empty link");
-        if let Some(&(next, _)) = p.pipe.front() {
+        if let Some(&(next, next_id)) = p.pipe.front() {
+            // Its header is read when it arrives: start loading it now.
+            self.pool.prefetch(next_id);
             self.schedule(next, Event::Arrive { port });
         }
         self.deliver(port, id);
