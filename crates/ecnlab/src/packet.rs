@@ -39,7 +39,8 @@ pub enum Kind {
 pub const HEADER_BYTES: u32 = 40;
 
 /// Up to three SACK blocks, `[start, end)` byte ranges above the cumulative ACK (RFC 2018 §3). Unused slots
-/// are empty ranges, so the record carries no count and the packet header stays two cache lines.
+/// are empty ranges, so the record carries no count. An ACK's blocks travel beside its `Packet`, in the
+/// pool's side table (`PacketPool::alloc_with_sack`), so the packet itself stays one cache line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Sack {
     blocks: [(u64, u64); 3],
@@ -79,9 +80,10 @@ impl Sack {
     }
 }
 
-/// `repr(C)`, 128 bytes in two aligned cache lines: what switches read and write (flow and destination for
+/// `repr(C)`, 64 bytes in one aligned cache line: what switches read and write (flow and destination for
 /// ECMP, size, ingress link, class, ECN) is the first 24 bytes; what only hosts read follows. (A queue keeps
-/// a packet's enqueue time in its FIFO entry, beside its size.)
+/// a packet's enqueue time in its FIFO entry, beside its size; an ACK's SACK blocks wait in the pool's side
+/// table.)
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -99,7 +101,8 @@ pub struct Packet {
     pub cwr: bool,
     /// A retransmitted segment (RFC 3168 forbids ECT on these).
     pub retx: bool,
-    pub src: u32,
+    /// Set by the pool: the packet's SACK blocks are in its side table (`PacketPool::sack`).
+    pub has_sack: bool,
     /// Payload length.
     pub len: u32,
     /// The sender's congestion window in segments when the packet left (ECN* Table 1 reads it).
@@ -111,8 +114,9 @@ pub struct Packet {
     /// Sender timestamp and the echoed one (RFC 7323 style), for RTT samples.
     pub ts: Time,
     pub ts_echo: Time,
-    pub sack: Sack,
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64, "a packet is one cache line");
 
 impl Packet {
     pub fn wire_bytes(&self) -> Bytes {
@@ -141,14 +145,22 @@ pub struct PacketId(pub u32);
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
+    /// SACK blocks by packet id, read only where the packet's `has_sack` says so: most packets never touch it.
+    sacks: Vec<Sack>,
     free: Vec<u32>,
     live: usize,
 }
 
 impl PacketPool {
     pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.alloc_with_sack(p, &Sack::default())
+    }
+
+    /// A packet carrying SACK blocks (an ACK); with none, the same as `alloc`.
+    pub fn alloc_with_sack(&mut self, p: Packet, sack: &Sack) -> PacketId {
         self.live += 1;
-        match self.free.pop() {
+        let p = Packet { has_sack: !sack.is_empty(), ..p };
+        let id = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = p;
                 PacketId(i)
@@ -157,6 +169,23 @@ impl PacketPool {
                 self.slots.push(p);
                 PacketId(self.slots.len() as u32 - 1)
             }
+        };
+        if p.has_sack {
+            let i = id.0 as usize;
+            if self.sacks.len() <= i {
+                self.sacks.resize(self.slots.len(), Sack::default());
+            }
+            self.sacks[i] = *sack;
+        }
+        id
+    }
+
+    /// The SACK blocks a packet carries (none for most).
+    pub fn sack(&self, id: PacketId) -> Sack {
+        if self.slots[id.0 as usize].has_sack {
+            self.sacks[id.0 as usize]
+        } else {
+            Sack::default()
         }
     }
     pub fn free(&mut self, id: PacketId) {
@@ -183,5 +212,28 @@ impl PacketPool {
     }
     pub fn capacity(&self) -> usize {
         self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_blocks_travel_with_their_packet_and_never_with_the_next_in_its_slot() {
+        let mut pool = PacketPool::default();
+        let blocks = Sack::from_blocks(&[(3000, 4000), (6000, 9000)]);
+        let ack = pool.alloc_with_sack(Packet { kind: Kind::Ack, ack: 2000, ..Packet::default() }, &blocks);
+        let data = pool.alloc(Packet { seq: 5, ..Packet::default() });
+        assert_eq!(pool.sack(ack), blocks);
+        assert!(pool.sack(data).is_empty());
+        pool.free(ack);
+        // The freed slot is reused: a packet without blocks (even one copied from the ACK) reads none.
+        let copy = *pool.get(ack);
+        let reused = pool.alloc(copy);
+        assert_eq!(reused, ack, "the free list hands the slot back");
+        assert!(pool.sack(reused).is_empty());
+        assert_eq!(pool.get(reused).ack, 2000);
+        assert_eq!(pool.live(), 2);
     }
 }

@@ -15,7 +15,7 @@ use crate::mark::DropReason;
 use crate::net::pfc::{self, Pfc, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
-use crate::packet::{Kind, Packet, PacketId, PacketPool};
+use crate::packet::{Kind, Packet, PacketId, PacketPool, Sack};
 use crate::port::{Admit, Departure, Port};
 use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
@@ -255,10 +255,10 @@ impl Sim {
                 self.enqueue(out, id);
             }
             Node::Host(h) => {
-                let pkt = *self.pool.get(id);
+                let (pkt, sack) = (*self.pool.get(id), self.pool.sack(id));
                 self.pool.free(id);
                 self.consumed += 1;
-                self.host_receive(h, pkt);
+                self.host_receive(h, pkt, &sack);
             }
         }
     }
@@ -371,8 +371,8 @@ impl Sim {
     /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
     /// packet's departure is known now: it goes straight into the link pipe with its arrival time at the
     /// far end, and the NIC needs no per-packet transmit event.
-    fn send_from_host(&mut self, host: u32, pkt: Packet) {
-        let id = self.pool.alloc(pkt);
+    fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
+        let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
         let port = self.net.host_port[host as usize];
         let now = self.now;
@@ -419,11 +419,15 @@ impl Sim {
         }
     }
 
-    fn host_receive(&mut self, host: u32, pkt: Packet) {
+    fn host_receive(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         match pkt.kind {
             Kind::ProbeRequest => {
-                let reply = Packet { kind: Kind::ProbeReply, src: host, dst: pkt.src, ..pkt };
-                self.send_from_host(host, reply);
+                // A probe's `flow` names its workload, which knows where the request came from.
+                let Some(origin) = self.probe_origin(pkt.flow) else {
+                    return;
+                };
+                let reply = Packet { kind: Kind::ProbeReply, dst: origin, ..pkt };
+                self.send_from_host(host, reply, &Sack::default());
             }
             Kind::ProbeReply => self.probe_reply(pkt),
             Kind::Request => {
@@ -443,7 +447,7 @@ impl Sim {
             }
             Kind::Ack | Kind::SynAck | Kind::Nack | Kind::Cnp => {
                 let f = &mut self.flows[pkt.flow as usize];
-                f.sender.on_packet(self.now, &pkt);
+                f.sender.on_packet(self.now, &pkt, sack);
                 if let Some(r) = f.sender.take_rtt_sample() {
                     if self.now >= self.warmup {
                         self.class_rtt[f.addr.class as usize].add(r.0, 1);
@@ -501,15 +505,15 @@ impl Sim {
                 f.first_data = Some(now);
             }
             let src = f.addr.src;
-            self.send_from_host(src, p);
+            self.send_from_host(src, p, &Sack::default());
         }
         loop {
             let f = &mut self.flows[flow as usize];
-            let Some(p) = f.receiver.poll_transmit() else {
+            let Some((p, sack)) = f.receiver.poll_transmit() else {
                 break;
             };
             let dst = f.addr.dst;
-            self.send_from_host(dst, p);
+            self.send_from_host(dst, p, &sack);
         }
         self.arm_flow_timer(flow);
     }

@@ -3,7 +3,7 @@
 use super::{item_rng, Sim};
 use crate::engine::Event;
 use crate::observe::LogHist;
-use crate::packet::{Ecn, Kind, Packet};
+use crate::packet::{Ecn, Kind, Packet, Sack};
 use crate::scenario::Workload;
 use crate::units::{Bytes, Time};
 
@@ -246,7 +246,6 @@ impl Sim {
                 }
                 let p = Packet {
                     flow: idx,
-                    src: *src,
                     dst: *dst,
                     kind: Kind::ProbeRequest,
                     ecn: if *ect { Ecn::Ect } else { Ecn::NotEct },
@@ -258,7 +257,7 @@ impl Sim {
                 };
                 *sent += 1;
                 let (host, next) = (*src, now + *interval);
-                self.send_from_host(host, p);
+                self.send_from_host(host, p, &Sack::default());
                 self.schedule(next, Event::Workload { idx });
             }
         }
@@ -308,7 +307,6 @@ impl Sim {
         let receiver = inc.receiver;
         let req = Packet {
             flow,
-            src: receiver,
             dst: self.flows[flow as usize].addr.src,
             kind: Kind::Request,
             class: inc.class,
@@ -317,7 +315,7 @@ impl Sim {
             ts: self.now,
             ..Packet::default()
         };
-        self.send_from_host(receiver, req);
+        self.send_from_host(receiver, req, &Sack::default());
     }
 
     /// Requests travel outside any connection, so the receiver times them out itself, as a request/response
@@ -397,6 +395,14 @@ impl Sim {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The host a probe workload sends its requests from.
+    pub(super) fn probe_origin(&self, workload: u32) -> Option<u32> {
+        match self.workloads.get(workload as usize) {
+            Some(WorkloadState::Probe { src, .. }) => Some(*src),
+            _ => None,
         }
     }
 

@@ -297,7 +297,6 @@ impl RoceSender {
         self.rto_at.get_or_insert(now + self.rto);
         Some(Packet {
             flow: self.addr.flow,
-            src: self.addr.src,
             dst: self.addr.dst,
             kind: Kind::Data,
             ecn: Ecn::Ect,
@@ -369,7 +368,6 @@ impl RoceReceiver {
     fn control(&self, now: Time, kind: Kind) -> Packet {
         Packet {
             flow: self.addr.flow,
-            src: self.addr.dst,
             dst: self.addr.src,
             kind,
             class: 0,

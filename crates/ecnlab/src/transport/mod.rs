@@ -178,9 +178,10 @@ impl Sender {
             Sender::Roce(s) => &s.stats,
         }
     }
-    pub fn on_packet(&mut self, now: Time, p: &crate::packet::Packet) {
+    /// A packet from the receiver and its SACK blocks (TCP reads them; RoCE has none).
+    pub fn on_packet(&mut self, now: Time, p: &crate::packet::Packet, sack: &crate::packet::Sack) {
         match self {
-            Sender::Tcp(s) => s.on_packet(now, p),
+            Sender::Tcp(s) => s.on_packet_with_sack(now, p, sack),
             Sender::Roce(s) => s.on_packet(now, p),
         }
     }
@@ -243,10 +244,11 @@ impl Receiver {
             Receiver::Roce(_) => None,
         }
     }
-    pub fn poll_transmit(&mut self) -> Option<crate::packet::Packet> {
+    /// The next packet to send and its SACK blocks (empty for RoCE).
+    pub fn poll_transmit(&mut self) -> Option<(crate::packet::Packet, crate::packet::Sack)> {
         match self {
             Receiver::Tcp(r) => r.poll_transmit(),
-            Receiver::Roce(r) => r.poll_transmit(),
+            Receiver::Roce(r) => r.poll_transmit().map(|p| (p, crate::packet::Sack::default())),
         }
     }
     /// The flow completed: a TCP receiver acknowledges what it still holds back.

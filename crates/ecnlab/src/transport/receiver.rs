@@ -28,7 +28,7 @@ pub struct TcpReceiver {
     /// DCTCP: the CE state of the last segment.
     ce_state: bool,
     ts_echo: Time,
-    out: VecDeque<Packet>,
+    out: VecDeque<(Packet, Sack)>,
     pub ce_received: u64,
     pub segments_received: u64,
 }
@@ -66,7 +66,8 @@ impl TcpReceiver {
         }
     }
 
-    pub fn poll_transmit(&mut self) -> Option<Packet> {
+    /// The next packet to send (an ACK) and its SACK blocks.
+    pub fn poll_transmit(&mut self) -> Option<(Packet, Sack)> {
         self.out.pop_front()
     }
 
@@ -92,7 +93,6 @@ impl TcpReceiver {
         }
         let ack = Packet {
             flow: self.addr.flow,
-            src: self.addr.dst,
             dst: self.addr.src,
             kind,
             ecn: if self.ect_acks { Ecn::Ect } else { Ecn::NotEct },
@@ -100,12 +100,11 @@ impl TcpReceiver {
             ece: self.ece(),
             wire: HEADER_BYTES,
             ack: self.rcv_nxt,
-            sack,
             ts: now,
             ts_echo: self.ts_echo,
             ..Packet::default()
         };
-        self.out.push_back(ack);
+        self.out.push_back((ack, sack));
         self.unacked = 0;
         self.delack_at = None;
         self.ts_echo = Time::ZERO;
@@ -224,7 +223,7 @@ mod tests {
     }
 
     fn acks(r: &mut TcpReceiver) -> Vec<(u64, bool)> {
-        std::iter::from_fn(|| r.poll_transmit()).map(|a| (a.ack, a.ece)).collect()
+        std::iter::from_fn(|| r.poll_transmit()).map(|(a, _)| (a.ack, a.ece)).collect()
     }
 
     #[test]
@@ -265,11 +264,11 @@ mod tests {
         let t = Time::from_us(1);
         r.on_packet(t, &data(0, false, false));
         r.on_packet(t, &data(2000, false, false));
-        let a = r.poll_transmit().unwrap();
-        assert_eq!((a.ack, a.sack.len(), a.sack.iter().next()), (1000, 1, Some((2000, 3000))));
+        let (a, sack) = r.poll_transmit().unwrap();
+        assert_eq!((a.ack, sack.len(), sack.iter().next()), (1000, 1, Some((2000, 3000))));
         r.on_packet(t, &data(1000, false, false));
-        let a = r.poll_transmit().unwrap();
-        assert_eq!((a.ack, a.sack.len()), (3000, 0), "hole filled: cumulative ACK jumps");
+        let (a, sack) = r.poll_transmit().unwrap();
+        assert_eq!((a.ack, sack.len()), (3000, 0), "hole filled: cumulative ACK jumps");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::cc::Cc;
 use super::{EctPolicy, FlowAddr, Recovery, TcpConfig};
-use crate::packet::{Ecn, Kind, Packet, HEADER_BYTES};
+use crate::packet::{Ecn, Kind, Packet, Sack, HEADER_BYTES};
 use crate::units::Time;
 use std::sync::Arc;
 
@@ -197,7 +197,13 @@ impl TcpSender {
         self.arm_rto(now);
     }
 
+    /// A packet without SACK blocks.
     pub fn on_packet(&mut self, now: Time, p: &Packet) {
+        self.on_packet_with_sack(now, p, &Sack::default());
+    }
+
+    /// A packet (an ACK, or the SYN-ACK) and the SACK blocks it carries.
+    pub fn on_packet_with_sack(&mut self, now: Time, p: &Packet, sack: &Sack) {
         match p.kind {
             Kind::SynAck if self.state == State::SynSent => {
                 self.state = State::Established;
@@ -206,7 +212,7 @@ impl TcpSender {
                 self.backoff = 0;
                 self.rto_at = None;
             }
-            Kind::Ack if self.state == State::Established => self.on_ack(now, p),
+            Kind::Ack if self.state == State::Established => self.on_ack(now, p, sack),
             _ => {}
         }
     }
@@ -219,7 +225,7 @@ impl TcpSender {
         }
     }
 
-    fn on_ack(&mut self, now: Time, p: &Packet) {
+    fn on_ack(&mut self, now: Time, p: &Packet, sack: &Sack) {
         let ack = p.ack.min(self.snd_max);
         if ack > self.snd_una && p.ts_echo > Time::ZERO && p.ts_echo <= now {
             self.on_rtt_sample(now - p.ts_echo);
@@ -233,7 +239,7 @@ impl TcpSender {
             }
         }
         if self.cfg.recovery == Recovery::Sack {
-            self.update_scoreboard(ack, p);
+            self.update_scoreboard(ack, sack);
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -334,12 +340,12 @@ impl TcpSender {
         }
     }
 
-    fn update_scoreboard(&mut self, ack: u64, p: &Packet) {
+    fn update_scoreboard(&mut self, ack: u64, sack: &Sack) {
         self.sacked.retain(|&(_, e)| e > ack);
         if let Some(first) = self.sacked.first_mut() {
             first.0 = first.0.max(ack);
         }
-        for (s, e) in p.sack.iter() {
+        for (s, e) in sack.iter() {
             if e <= ack.max(self.snd_una) || s >= e {
                 continue;
             }
@@ -479,7 +485,6 @@ impl TcpSender {
     fn packet(&self, now: Time, kind: Kind, seq: u64, len: u32, ect: bool, retx: bool) -> Packet {
         Packet {
             flow: self.addr.flow,
-            src: self.addr.src,
             dst: self.addr.dst,
             kind,
             ecn: if ect { Ecn::Ect } else { Ecn::NotEct },
@@ -518,7 +523,6 @@ pub(crate) fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Sack;
     use crate::transport::CcConfig;
 
     const MSS: u64 = 1000;
@@ -651,11 +655,8 @@ mod tests {
         drain(&mut s, t0);
         // Segments 2 and 5 lost; receiver SACKs the rest. A hole counts as lost once 3 segments above it are
         // SACKed (RFC 6675 IsLost), so segment 5 is retransmitted only after 6, 7 and 8 arrive.
-        let mut a = ack(2 * MSS, false, Time::ZERO);
-        let mut sack = |blocks: &[(u64, u64)]| {
-            a.sack = Sack::from_blocks(blocks);
-            a
-        };
+        let a = ack(2 * MSS, false, Time::ZERO);
+        let sack = Sack::from_blocks;
         s.on_packet(t0, &ack(2 * MSS, false, Time::ZERO));
         for p in [
             sack(&[(3 * MSS, 4 * MSS)]),
@@ -664,7 +665,7 @@ mod tests {
             sack(&[(6 * MSS, 8 * MSS), (3 * MSS, 5 * MSS)]),
             sack(&[(6 * MSS, 9 * MSS), (3 * MSS, 5 * MSS)]),
         ] {
-            s.on_packet(t0 + Time::from_us(10), &p);
+            s.on_packet_with_sack(t0 + Time::from_us(10), &a, &p);
         }
         assert!(s.in_recovery);
         let out = drain(&mut s, t0 + Time::from_us(10));
