@@ -423,9 +423,7 @@ impl Sim {
         match pkt.kind {
             Kind::ProbeRequest => {
                 // A probe's `flow` names its workload, which knows where the request came from.
-                let Some(origin) = self.probe_origin(pkt.flow) else {
-                    return;
-                };
+                let origin = self.probe_origin(pkt.flow).expect("a probe request names its probe workload");
                 let reply = Packet { kind: Kind::ProbeReply, dst: origin, ..pkt };
                 self.send_from_host(host, reply, &Sack::default());
             }
