@@ -47,6 +47,9 @@ pub struct Sack {
 }
 
 impl Sack {
+    /// No blocks: what every packet but an ACK after a loss carries.
+    pub const NONE: Sack = Sack { blocks: [(0, 0); 3] };
+
     /// At most three non-empty blocks, in the order given.
     pub fn from_blocks(blocks: &[(u64, u64)]) -> Sack {
         let mut s = Sack::default();
@@ -153,7 +156,7 @@ pub struct PacketPool {
 
 impl PacketPool {
     pub fn alloc(&mut self, p: Packet) -> PacketId {
-        self.alloc_with_sack(p, &Sack::default())
+        self.alloc_with_sack(p, &Sack::NONE)
     }
 
     /// A packet carrying SACK blocks (an ACK); with none, the same as `alloc`.
@@ -180,13 +183,12 @@ impl PacketPool {
         id
     }
 
-    /// The SACK blocks a packet carries (none for most).
-    pub fn sack(&self, id: PacketId) -> Sack {
-        if self.slots[id.0 as usize].has_sack {
-            self.sacks[id.0 as usize]
-        } else {
-            Sack::default()
-        }
+    /// Takes a packet out of the pool (its slot is free again) with the SACK blocks it carries.
+    pub fn take(&mut self, id: PacketId) -> (Packet, Sack) {
+        let p = self.slots[id.0 as usize];
+        let sack = if p.has_sack { self.sacks[id.0 as usize] } else { Sack::NONE };
+        self.free(id);
+        (p, sack)
     }
     pub fn free(&mut self, id: PacketId) {
         self.live -= 1;
@@ -225,15 +227,15 @@ mod tests {
         let blocks = Sack::from_blocks(&[(3000, 4000), (6000, 9000)]);
         let ack = pool.alloc_with_sack(Packet { kind: Kind::Ack, ack: 2000, ..Packet::default() }, &blocks);
         let data = pool.alloc(Packet { seq: 5, ..Packet::default() });
-        assert_eq!(pool.sack(ack), blocks);
-        assert!(pool.sack(data).is_empty());
-        pool.free(ack);
+        let (copy, sack) = pool.take(ack);
+        assert_eq!(sack, blocks);
         // The freed slot is reused: a packet without blocks (even one copied from the ACK) reads none.
-        let copy = *pool.get(ack);
         let reused = pool.alloc(copy);
         assert_eq!(reused, ack, "the free list hands the slot back");
-        assert!(pool.sack(reused).is_empty());
-        assert_eq!(pool.get(reused).ack, 2000);
-        assert_eq!(pool.live(), 2);
+        let (p, sack) = pool.take(reused);
+        assert!(sack.is_empty());
+        assert_eq!(p.ack, 2000);
+        assert!(pool.take(data).1.is_empty());
+        assert_eq!(pool.live(), 0);
     }
 }

@@ -255,8 +255,7 @@ impl Sim {
                 self.enqueue(out, id);
             }
             Node::Host(h) => {
-                let (pkt, sack) = (*self.pool.get(id), self.pool.sack(id));
-                self.pool.free(id);
+                let (pkt, sack) = self.pool.take(id);
                 self.consumed += 1;
                 self.host_receive(h, pkt, &sack);
             }
@@ -425,7 +424,7 @@ impl Sim {
                 // A probe's `flow` names its workload, which knows where the request came from.
                 let origin = self.probe_origin(pkt.flow).expect("a probe request names its probe workload");
                 let reply = Packet { kind: Kind::ProbeReply, dst: origin, ..pkt };
-                self.send_from_host(host, reply, &Sack::default());
+                self.send_from_host(host, reply, &Sack::NONE);
             }
             Kind::ProbeReply => self.probe_reply(pkt),
             Kind::Request => {
@@ -503,7 +502,7 @@ impl Sim {
                 f.first_data = Some(now);
             }
             let src = f.addr.src;
-            self.send_from_host(src, p, &Sack::default());
+            self.send_from_host(src, p, &Sack::NONE);
         }
         loop {
             let f = &mut self.flows[flow as usize];

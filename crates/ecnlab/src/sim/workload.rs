@@ -257,7 +257,7 @@ impl Sim {
                 };
                 *sent += 1;
                 let (host, next) = (*src, now + *interval);
-                self.send_from_host(host, p, &Sack::default());
+                self.send_from_host(host, p, &Sack::NONE);
                 self.schedule(next, Event::Workload { idx });
             }
         }
@@ -315,7 +315,7 @@ impl Sim {
             ts: self.now,
             ..Packet::default()
         };
-        self.send_from_host(receiver, req, &Sack::default());
+        self.send_from_host(receiver, req, &Sack::NONE);
     }
 
     /// Requests travel outside any connection, so the receiver times them out itself, as a request/response

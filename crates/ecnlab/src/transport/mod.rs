@@ -181,7 +181,7 @@ impl Sender {
     /// A packet from the receiver and its SACK blocks (TCP reads them; RoCE has none).
     pub fn on_packet(&mut self, now: Time, p: &crate::packet::Packet, sack: &crate::packet::Sack) {
         match self {
-            Sender::Tcp(s) => s.on_packet_with_sack(now, p, sack),
+            Sender::Tcp(s) => s.on_packet(now, p, sack),
             Sender::Roce(s) => s.on_packet(now, p),
         }
     }
@@ -248,7 +248,7 @@ impl Receiver {
     pub fn poll_transmit(&mut self) -> Option<(crate::packet::Packet, crate::packet::Sack)> {
         match self {
             Receiver::Tcp(r) => r.poll_transmit(),
-            Receiver::Roce(r) => r.poll_transmit().map(|p| (p, crate::packet::Sack::default())),
+            Receiver::Roce(r) => r.poll_transmit().map(|p| (p, crate::packet::Sack::NONE)),
         }
     }
     /// The flow completed: a TCP receiver acknowledges what it still holds back.

@@ -197,13 +197,8 @@ impl TcpSender {
         self.arm_rto(now);
     }
 
-    /// A packet without SACK blocks.
-    pub fn on_packet(&mut self, now: Time, p: &Packet) {
-        self.on_packet_with_sack(now, p, &Sack::default());
-    }
-
-    /// A packet (an ACK, or the SYN-ACK) and the SACK blocks it carries.
-    pub fn on_packet_with_sack(&mut self, now: Time, p: &Packet, sack: &Sack) {
+    /// A packet from the receiver (an ACK, or the SYN-ACK) and the SACK blocks it carries.
+    pub fn on_packet(&mut self, now: Time, p: &Packet, sack: &Sack) {
         match p.kind {
             Kind::SynAck if self.state == State::SynSent => {
                 self.state = State::Established;
@@ -573,19 +568,19 @@ mod tests {
         assert_eq!(sent.len(), 20);
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect));
         // First ECE halves cwnd; further ECEs for the same window do nothing.
-        s.on_packet(t + Time::from_us(50), &ack(MSS, true, t));
+        s.on_packet(t + Time::from_us(50), &ack(MSS, true, t), &Sack::NONE);
         assert_eq!(s.cwnd, 10 * MSS);
-        s.on_packet(t + Time::from_us(51), &ack(2 * MSS, true, t));
-        s.on_packet(t + Time::from_us(52), &ack(3 * MSS, true, t));
+        s.on_packet(t + Time::from_us(51), &ack(2 * MSS, true, t), &Sack::NONE);
+        s.on_packet(t + Time::from_us(52), &ack(3 * MSS, true, t), &Sack::NONE);
         assert_eq!(s.cwnd, 10 * MSS, "at most one cut per window");
         assert_eq!(s.stats.ecn_cuts, 1);
         // Once the window has room again, the next new data segment carries CWR, exactly once.
-        s.on_packet(t + Time::from_us(53), &ack(12 * MSS, false, t));
+        s.on_packet(t + Time::from_us(53), &ack(12 * MSS, false, t), &Sack::NONE);
         let next: Vec<_> = drain(&mut s, t + Time::from_us(53));
         assert!(!next.is_empty());
         assert!(next[0].cwr && next.iter().skip(1).all(|p| !p.cwr));
         // After the window sent before the cut is acknowledged, a new ECE cuts again.
-        s.on_packet(t + Time::from_us(200), &ack(s.snd_max, true, t));
+        s.on_packet(t + Time::from_us(200), &ack(s.snd_max, true, t), &Sack::NONE);
         assert_eq!(s.stats.ecn_cuts, 2);
     }
 
@@ -597,7 +592,7 @@ mod tests {
         let t = Time::from_us(10);
         drain(&mut s, t);
         // First ACK ends DCTCP's initial observation window with F = 1 → α = 15/16·0.5 + 1/16.
-        s.on_packet(t + Time::from_us(50), &ack(MSS, true, t));
+        s.on_packet(t + Time::from_us(50), &ack(MSS, true, t), &Sack::NONE);
         let alpha = 15.0 / 16.0 * 0.5 + 1.0 / 16.0;
         assert!((s.cc.alpha().unwrap() - alpha).abs() < 1e-12);
         assert_eq!(s.cwnd, (40.0 * MSS as f64 * (1.0 - alpha / 2.0)) as u64);
@@ -612,14 +607,14 @@ mod tests {
         let t = Time::from_us(10);
         drain(&mut s, t);
         // RTT 30 us < 40 us: the ECE is ignored — no cut, and α sees an unmarked ACK (stays 0).
-        s.on_packet(t + Time::from_us(30), &ack(MSS, true, t));
+        s.on_packet(t + Time::from_us(30), &ack(MSS, true, t), &Sack::NONE);
         assert_eq!(s.stats.ece_ignored, 1);
         assert_eq!(s.stats.ecn_cuts, 0);
         assert_eq!(s.cc.alpha(), Some(0.0));
         // RTT 50 us ≥ 40 us: the ECE counts; the window closes with F = 1 and DCTCP cuts.
         let t2 = t + Time::from_us(100);
         drain(&mut s, t2);
-        s.on_packet(t2 + Time::from_us(50), &ack(s.snd_max, true, t2));
+        s.on_packet(t2 + Time::from_us(50), &ack(s.snd_max, true, t2), &Sack::NONE);
         assert_eq!(s.stats.ecn_cuts, 1);
         assert!(s.cc.alpha().unwrap() > 0.0);
     }
@@ -632,18 +627,18 @@ mod tests {
         assert_eq!(drain(&mut s, t0).len(), 10);
         // Segments 0 and 3 are lost: dupacks for 0.
         for i in 0..3 {
-            s.on_packet(t0 + Time::from_us(100 + i), &ack(0, false, Time::ZERO));
+            s.on_packet(t0 + Time::from_us(100 + i), &ack(0, false, Time::ZERO), &Sack::NONE);
         }
         let rtx = drain(&mut s, t0 + Time::from_us(103));
         assert_eq!(rtx[0].seq, 0, "fast retransmit of the first hole");
         assert!(rtx[0].retx);
         assert_eq!(s.ssthresh, 5 * MSS);
         // Partial ACK up to the second hole retransmits it at once.
-        s.on_packet(t0 + Time::from_us(200), &ack(3 * MSS, false, Time::ZERO));
+        s.on_packet(t0 + Time::from_us(200), &ack(3 * MSS, false, Time::ZERO), &Sack::NONE);
         let rtx2 = drain(&mut s, t0 + Time::from_us(200));
         assert_eq!(rtx2[0].seq, 3 * MSS);
         // The full ACK ends recovery with cwnd = ssthresh (or less when little is in flight).
-        s.on_packet(t0 + Time::from_us(300), &ack(s.snd_max, false, Time::ZERO));
+        s.on_packet(t0 + Time::from_us(300), &ack(s.snd_max, false, Time::ZERO), &Sack::NONE);
         assert!(s.cwnd <= 5 * MSS && s.cwnd >= 2 * MSS);
     }
 
@@ -657,7 +652,7 @@ mod tests {
         // SACKed (RFC 6675 IsLost), so segment 5 is retransmitted only after 6, 7 and 8 arrive.
         let a = ack(2 * MSS, false, Time::ZERO);
         let sack = Sack::from_blocks;
-        s.on_packet(t0, &ack(2 * MSS, false, Time::ZERO));
+        s.on_packet(t0, &ack(2 * MSS, false, Time::ZERO), &Sack::NONE);
         for p in [
             sack(&[(3 * MSS, 4 * MSS)]),
             sack(&[(3 * MSS, 5 * MSS)]),
@@ -665,7 +660,7 @@ mod tests {
             sack(&[(6 * MSS, 8 * MSS), (3 * MSS, 5 * MSS)]),
             sack(&[(6 * MSS, 9 * MSS), (3 * MSS, 5 * MSS)]),
         ] {
-            s.on_packet_with_sack(t0 + Time::from_us(10), &a, &p);
+            s.on_packet(t0 + Time::from_us(10), &a, &p);
         }
         assert!(s.in_recovery);
         let out = drain(&mut s, t0 + Time::from_us(10));
@@ -679,7 +674,7 @@ mod tests {
         drain(&mut s, Time::ZERO);
         assert_eq!(s.next_timer(), Some(Time::from_ms(100)), "initial RTO");
         // A 20 us RTT sample: SRTT + 4·RTTVAR = 60 us, floored at min_rto = 10 ms.
-        s.on_packet(Time::from_us(20), &ack(MSS, false, Time::ZERO + Time::from_ps(1)));
+        s.on_packet(Time::from_us(20), &ack(MSS, false, Time::ZERO + Time::from_ps(1)), &Sack::NONE);
         assert_eq!(s.current_rto(), Time::from_ms(10));
         let first = s.next_timer().unwrap();
         s.on_timer(first);
