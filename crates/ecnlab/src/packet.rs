@@ -104,7 +104,7 @@ pub struct Packet {
     pub cwr: bool,
     /// A retransmitted segment (RFC 3168 forbids ECT on these).
     pub retx: bool,
-    /// Set by the pool: the packet's SACK blocks are in its side table (`PacketPool::sack`).
+    /// Set by the pool: the packet's SACK blocks are in its side table (`PacketPool::take`).
     pub has_sack: bool,
     /// Payload length.
     pub len: u32,
