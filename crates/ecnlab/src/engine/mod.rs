@@ -1,5 +1,6 @@
 //! The event queue ordered by `(time, phase, sequence)` and seeded random-number streams.
 
+mod heap;
 pub mod rng;
 pub use rng::Rng;
 
@@ -44,161 +45,203 @@ impl Event {
     }
 }
 
+/// A key's low 64 bits: the phase in the top 3, the insertion sequence below.
 const SEQ_BITS: u32 = 61;
-/// Children per heap node.
-const ARITY: usize = 4;
 
-/// `ARITY` keys in one cache line: a node's children, compared together on every level of a pop.
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(64))]
-struct KeyLine([u128; ARITY]);
+/// A wheel bucket spans 2^12 ps = 4.1 ns: at datacenter scale about one event in three buckets.
+const BUCKET_SHIFT: u32 = 12;
+/// 4 096 buckets: the wheel holds events up to 16.8 µs ahead, past a 10 µs link plus a full-size packet at
+/// 10 Gb/s, so packets in flight and transmit ends never reach the heap.
+const WHEEL: usize = 1 << 12;
+const WORDS: usize = WHEEL / 64;
+const NIL: u32 = u32::MAX;
 
-/// A 4-ary min-heap of events, keys and events in separate arrays. A key packs `(time, phase, sequence)` in
-/// one integer (time in the high 64 bits, the phase in the top 3 bits of the low half, above the insertion
-/// sequence), so ties at one instant break by phase, then by insertion order, and a run is reproducible bit
-/// for bit (every key is distinct, so the pop order does not depend on the heap's layout).
+/// An event on the wheel, linked to the next one in its bucket.
+#[derive(Clone, Copy)]
+struct Node {
+    key: u128,
+    event: Event,
+    next: u32,
+}
+
+/// Events ordered by a key that packs `(time, phase, sequence)` in one integer (time in the high 64 bits, the
+/// phase in the top 3 bits of the low half, above the insertion sequence): ties at one instant break by phase,
+/// then by insertion order, and a run is reproducible bit for bit (every key is distinct, so the order
+/// does not depend on the layout below).
 ///
-/// What bounds a pop is its chain of dependent loads, one per level: four children per level halve the depth
-/// of a binary heap, and node i's keys sit at slot i + 3 of cache-line-aligned storage, so the four children
-/// of a node (4i+1 … 4i+4) always share one line.
-///
-/// Most events schedule another while they are handled. `take` hands out the minimum but leaves its slot at
-/// the root: the next `push` fills that slot (one pass from the root down, where a `pop` then a `push` make a
-/// pass down and one up), and `settle` removes it if nothing was pushed. The order is the same either way.
-#[derive(Default)]
+/// Two stores, one order. Most events land a few microseconds ahead (a packet reaching the end of its link, a
+/// transmission ending), so they go to a timing wheel (Varghese and Lauck 1987): a circle of buckets of
+/// `2^BUCKET_SHIFT` ps covering the next `WHEEL` buckets from the last event handed out, each bucket a list
+/// sorted by key, with a two-level bitmap of the buckets in use. Pushing and popping there cost a few
+/// instructions whatever the number of events. Events further ahead (timers, workload arrivals, sampling)
+/// go to a heap, and `pop` hands out the smaller of the two minima.
 pub struct EventQueue {
-    keys: Vec<KeyLine>,
-    events: Vec<Event>,
+    far: heap::Heap,
+    /// Per bucket: its first node, or `NIL`.
+    heads: Box<[u32; WHEEL]>,
+    /// Bit b of word w: bucket 64 w + b holds events.
+    occupied: [u64; WORDS],
+    /// Bit w: `occupied[w] != 0`.
+    summary: u64,
+    nodes: Vec<Node>,
+    /// Unused nodes, linked through `next`.
+    free: u32,
+    /// Events on the wheel.
+    near: usize,
+    /// The absolute bucket of the last event handed out: no event in the queue lies before it.
+    cursor: u64,
     seq: u64,
-    /// The root was taken and awaits a replacement (`push`) or removal (`settle`).
-    vacant_root: bool,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            far: heap::Heap::default(),
+            heads: Box::new([NIL; WHEEL]),
+            occupied: [0; WORDS],
+            summary: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            near: 0,
+            cursor: 0,
+            seq: 0,
+        }
+    }
+}
+
+/// Where the queue's minimum is.
+enum Min {
+    Near { bucket: usize, key: u128 },
+    Far { key: u128 },
+}
+
+impl Min {
+    fn time(&self) -> Time {
+        let (Min::Near { key, .. } | Min::Far { key }) = self;
+        Time((key >> 64) as u64)
+    }
 }
 
 impl EventQueue {
-    /// Node i's position in `keys` (counted in keys, not lines).
     #[inline(always)]
-    fn slot(i: usize) -> usize {
-        i + ARITY - 1
-    }
-
-    #[inline(always)]
-    fn key(&self, i: usize) -> u128 {
-        let s = Self::slot(i);
-        debug_assert!(s / ARITY < self.keys.len());
-        // SAFETY: callers pass i ≤ len; `push` keeps a line for slot len + 3 and `keys` never shrinks.
-        unsafe { *(self.keys.as_ptr() as *const u128).add(s) }
-    }
-
-    #[inline(always)]
-    fn set(&mut self, i: usize, key: u128, event: Event) {
-        let s = Self::slot(i);
-        debug_assert!(s / ARITY < self.keys.len() && i < self.events.len());
-        // SAFETY: as in `key`; `events` holds index i.
-        unsafe {
-            *(self.keys.as_mut_ptr() as *mut u128).add(s) = key;
-            *self.events.get_unchecked_mut(i) = event;
-        }
-    }
-
-    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let key = (time.0 as u128) << 64 | ((event.phase() as u128) << SEQ_BITS | self.seq as u128);
-        if self.vacant_root {
-            self.vacant_root = false;
-            self.fill_root(key, event);
-            return;
+        // An event before the cursor cannot happen in a simulation; if it did, the heap would still order it.
+        let ahead = (time.0 >> BUCKET_SHIFT).wrapping_sub(self.cursor);
+        if ahead < WHEEL as u64 {
+            self.insert_near((time.0 >> BUCKET_SHIFT) as usize % WHEEL, key, event);
+        } else {
+            self.far.push(key, event);
         }
-        let i = self.events.len();
-        if Self::slot(i) / ARITY >= self.keys.len() {
-            self.keys.push(KeyLine::default());
-        }
-        self.events.push(event);
-        self.sift_up(i, key, event);
     }
 
-    /// Moves the hole at `i` up until `key` fits there, and puts the event in it.
+    /// The node `id`: one that a bucket list or the free list links to, so it exists.
     #[inline(always)]
-    fn sift_up(&mut self, mut i: usize, key: u128, event: Event) {
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let pk = self.key(parent);
-            if key >= pk {
-                break;
-            }
-            // SAFETY: parent < i < len.
-            let pe = unsafe { *self.events.get_unchecked(parent) };
-            self.set(i, pk, pe);
-            i = parent;
+    fn node(&mut self, id: u32) -> &mut Node {
+        debug_assert!((id as usize) < self.nodes.len());
+        // SAFETY: ids in `heads`, `free` and `next` are indices of `nodes`, which never shrinks.
+        unsafe { self.nodes.get_unchecked_mut(id as usize) }
+    }
+
+    /// Links the event into its bucket's list after every smaller key.
+    #[inline(always)]
+    fn insert_near(&mut self, bucket: usize, key: u128, event: Event) {
+        let mut at = self.heads[bucket];
+        let mut prev = NIL;
+        while at != NIL && self.node(at).key < key {
+            prev = at;
+            at = self.node(at).next;
         }
-        self.set(i, key, event);
+        let node = Node { key, event, next: at };
+        let id = if self.free != NIL {
+            let id = self.free;
+            self.free = self.node(id).next;
+            *self.node(id) = node;
+            id
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        if prev == NIL {
+            self.heads[bucket] = id;
+        } else {
+            self.node(prev).next = id;
+        }
+        self.occupied[bucket / 64] |= 1 << (bucket % 64);
+        self.summary |= 1 << (bucket / 64);
+        self.near += 1;
     }
 
-    /// The minimum, leaving its slot at the root for the next `push` (see the type's note). Call `settle`
-    /// before the next `take`, `pop` or `peek_time`.
-    #[inline]
-    pub fn take(&mut self) -> Option<(Time, Event)> {
-        debug_assert!(!self.vacant_root, "take before settle");
-        let event = *self.events.first()?;
-        self.vacant_root = true;
-        Some((Time((self.key(0) >> 64) as u64), event))
+    /// The first bucket in use, going round from the cursor's. Needs `near > 0`.
+    #[inline(always)]
+    fn first_near(&self) -> usize {
+        let start = self.cursor as usize % WHEEL;
+        let word = start / 64;
+        let here = self.occupied[word] & (!0 << (start % 64));
+        if here != 0 {
+            return word * 64 + here.trailing_zeros() as usize;
+        }
+        // A later word, else round past the top (which may come back to the low bits of `word`).
+        let later = self.summary & (!1 << word);
+        let w = if later != 0 { later } else { self.summary }.trailing_zeros() as usize;
+        w * 64 + self.occupied[w].trailing_zeros() as usize
     }
 
-    /// Removes a taken root that no `push` replaced.
-    #[inline]
-    pub fn settle(&mut self) {
-        if std::mem::take(&mut self.vacant_root) {
-            let last_event = self.events.pop().expect("a taken root");
-            let n = self.events.len();
-            if n > 0 {
-                let last_key = self.key(n);
-                self.fill_root(last_key, last_event);
+    #[inline(always)]
+    fn min(&self) -> Option<Min> {
+        let far = self.far.min_key();
+        if self.near > 0 {
+            let bucket = self.first_near();
+            // SAFETY: a bucket in use heads a list of existing nodes.
+            let key = unsafe { self.nodes.get_unchecked(self.heads[bucket] as usize) }.key;
+            if far.is_none_or(|f| key < f) {
+                return Some(Min::Near { bucket, key });
             }
         }
+        far.map(|key| Min::Far { key })
     }
 
+    /// Removes and returns the earliest event if it is due by `limit`.
     #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
+        let min = self.min()?;
+        let time = min.time();
+        if time > limit {
+            return None;
+        }
+        let event = match min {
+            Min::Near { bucket, .. } => {
+                let id = self.heads[bucket];
+                let node = *self.node(id);
+                self.heads[bucket] = node.next;
+                if node.next == NIL {
+                    self.occupied[bucket / 64] &= !(1 << (bucket % 64));
+                    if self.occupied[bucket / 64] == 0 {
+                        self.summary &= !(1 << (bucket / 64));
+                    }
+                }
+                self.node(id).next = self.free;
+                self.free = id;
+                self.near -= 1;
+                node.event
+            }
+            Min::Far { .. } => self.far.pop().expect("a minimum").1,
+        };
+        self.cursor = time.0 >> BUCKET_SHIFT;
+        Some((time, event))
+    }
+
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let top = self.take();
-        self.settle();
-        top
-    }
-
-    /// Puts `key` into the vacant root of the first `len` entries by bottom-up deletion (Wegener 1993): the
-    /// hole sinks to a leaf along the smallest children, picked by a two-round tournament without
-    /// data-dependent branches; `key` then rises from there, which is rarely more than a level.
-    #[inline(always)]
-    fn fill_root(&mut self, key: u128, event: Event) {
-        let n = self.events.len();
-        let mut i = 0;
-        loop {
-            let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let child = if first + ARITY <= n {
-                let (k0, k1, k2, k3) = (self.key(first), self.key(first + 1), self.key(first + 2), self.key(first + 3));
-                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
-                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
-                first + if kb < ka { b } else { a }
-            } else {
-                (first + 1..n).fold(first, |m, j| if self.key(j) < self.key(m) { j } else { m })
-            };
-            // SAFETY: child < n.
-            let ce = unsafe { *self.events.get_unchecked(child) };
-            self.set(i, self.key(child), ce);
-            i = child;
-        }
-        self.sift_up(i, key, event);
+        self.pop_until(Time::MAX)
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        debug_assert!(!self.vacant_root, "peek before settle");
-        (!self.events.is_empty()).then(|| Time((self.key(0) >> 64) as u64))
+        self.min().map(|m| m.time())
     }
     pub fn len(&self) -> usize {
-        self.events.len() - self.vacant_root as usize
+        self.near + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -267,10 +310,10 @@ mod tests {
     }
 
     #[test]
-    fn taking_the_root_then_pushing_pops_like_a_sort() {
-        // As the event loop uses it: take the minimum, let the "handler" push 0, 1 or 2 events at or after it
-        // (some at the same instant in an earlier phase, which then come first), settle; a sorted list is the
-        // second implementation.
+    fn handling_events_that_push_more_pops_like_a_sort() {
+        // As the event loop uses it: pop the minimum, let the "handler" push 0, 1 or 2 events at or after it
+        // (some at the same instant in an earlier phase, which then come first), mostly within the wheel's
+        // horizon and some beyond it; a sorted list is the second implementation.
         let mut q = EventQueue::default();
         let mut expect: Vec<(u64, u8, u64, Event)> = vec![];
         let mut seq = 0u64;
@@ -283,10 +326,11 @@ mod tests {
         for port in 0..300 {
             push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port });
         }
-        let (mut x, mut taken) = (7u64, 0);
+        let horizon = (WHEEL as u64) << BUCKET_SHIFT;
+        let (mut x, mut popped) = (7u64, 0);
         for step in 0..30_000u32 {
-            let Some((t, ev)) = q.take() else { break };
-            taken += 1;
+            let Some((t, ev)) = q.pop() else { break };
+            popped += 1;
             let want = expect.pop().unwrap();
             assert_eq!((t, ev), (Time(want.0), want.3));
             assert_eq!(q.len(), expect.len());
@@ -295,14 +339,28 @@ mod tests {
             for k in 0..pushes {
                 let ev =
                     if (x >> (10 + k)) & 1 == 0 { Event::TxDone { port: step } } else { Event::Arrive { port: step } };
-                push(&mut q, &mut expect, t.0 + (x >> (20 + 8 * k)) % 2000, ev);
+                // Offsets up to 1.25 horizons, so events cross from the heap's range into the wheel's.
+                let offset = (x >> (20 + 8 * k)) % (horizon + horizon / 4);
+                push(&mut q, &mut expect, t.0 + offset, ev);
             }
-            q.settle();
         }
-        assert!(taken > 10_000, "the queue ran dry after {taken} events");
+        assert!(popped > 10_000, "the queue ran dry after {popped} events");
         expect.reverse();
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, expect.iter().map(|e| (Time(e.0), e.3)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events_in_place() {
+        let mut q = EventQueue::default();
+        q.push(Time(10), Event::Arrive { port: 1 });
+        q.push(Time(1 << 40), Event::Sample);
+        assert_eq!(q.pop_until(Time(5)), None);
+        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Arrive { port: 1 })));
+        assert_eq!(q.pop_until(Time(1 << 39)), None);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(), Some((Time(1 << 40), Event::Sample)));
+        assert!(q.is_empty());
     }
 
     #[test]

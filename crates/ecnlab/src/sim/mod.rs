@@ -131,14 +131,7 @@ impl Sim {
         for (i, &t) in self.phases.clone().iter().enumerate() {
             self.schedule(t, Event::Phase { idx: i as u32 });
         }
-        loop {
-            // A handler's first `schedule` reuses the slot of the event it handles (`EventQueue::take`).
-            self.events.settle();
-            match self.events.peek_time() {
-                Some(t) if t <= self.duration => {}
-                _ => break,
-            }
-            let (t, ev) = self.events.take().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(self.duration) {
             self.now = t;
             self.events_processed += 1;
             if self.events_processed > self.max_events {
