@@ -4,6 +4,7 @@ mod heap;
 pub mod rng;
 pub use rng::Rng;
 
+use crate::packet::PacketId;
 use crate::units::Time;
 
 /// What happens at an instant. Small and `Copy`: events name the component, state lives in `Sim`.
@@ -11,8 +12,9 @@ use crate::units::Time;
 pub enum Event {
     /// A port finished serializing the packet at its head.
     TxDone { port: u32 },
-    /// The packet at the head of a port's outgoing link reaches the far end.
-    Arrive { port: u32 },
+    /// Packet `id`, at the head of a port's outgoing link, reaches the far end. (The link's pipe holds it too:
+    /// carrying it here lets its header load start before the pipe's line is read.)
+    Arrive { port: u32, id: PacketId },
     /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
     FlowTimer { flow: u32 },
     /// Delayed packets (RTT variation) of a host's link reach its far end.
@@ -77,6 +79,9 @@ struct Node {
 /// go to a heap, and `pop` hands out the smaller of the two minima.
 pub struct EventQueue {
     far: heap::Heap,
+    /// The heap's minimum key, `u128::MAX` if it is empty: kept here, beside the wheel's fields, because
+    /// every pop compares with it and the heap's own lines are rarely touched otherwise.
+    far_min: u128,
     /// Per bucket: its first node, or `NIL`.
     heads: Box<[u32; WHEEL]>,
     /// Bit b of word w: bucket 64 w + b holds events.
@@ -97,6 +102,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             far: heap::Heap::default(),
+            far_min: u128::MAX,
             heads: Box::new([NIL; WHEEL]),
             occupied: [0; WORDS],
             summary: 0,
@@ -134,6 +140,7 @@ impl EventQueue {
             self.insert_near((time.0 >> BUCKET_SHIFT) as usize % WHEEL, key, event);
         } else {
             self.far.push(key, event);
+            self.far_min = self.far_min.min(key);
         }
     }
 
@@ -191,16 +198,15 @@ impl EventQueue {
 
     #[inline(always)]
     fn min(&self) -> Option<Min> {
-        let far = self.far.min_key();
         if self.near > 0 {
             let bucket = self.first_near();
             // SAFETY: a bucket in use heads a list of existing nodes.
             let key = unsafe { self.nodes.get_unchecked(self.heads[bucket] as usize) }.key;
-            if far.is_none_or(|f| key < f) {
+            if key < self.far_min {
                 return Some(Min::Near { bucket, key });
             }
         }
-        far.map(|key| Min::Far { key })
+        (self.far_min != u128::MAX).then_some(Min::Far { key: self.far_min })
     }
 
     /// Removes and returns the earliest event if it is due by `limit`.
@@ -227,7 +233,11 @@ impl EventQueue {
                 self.near -= 1;
                 node.event
             }
-            Min::Far { .. } => self.far.pop().expect("a minimum").1,
+            Min::Far { .. } => {
+                let (_, event) = self.far.pop().expect("a minimum");
+                self.far_min = self.far.min_key().unwrap_or(u128::MAX);
+                event
+            }
         };
         self.cursor = time.0 >> BUCKET_SHIFT;
         Some((time, event))
@@ -263,7 +273,7 @@ mod tests {
             let t = Time((x >> 33) % 50);
             let ev = match (x >> 20) % 3 {
                 0 => Event::TxDone { port: seq as u32 },
-                1 => Event::Arrive { port: seq as u32 },
+                1 => Event::Arrive { port: seq as u32, id: PacketId(0) },
                 _ => Event::FlowTimer { flow: seq as u32 },
             };
             q.push(t, ev);
@@ -290,7 +300,11 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let span = [100, 1 << 17, 1 << 24, 1 << 29, 1 << 40][(x >> 60) as usize % 5];
             let t = now + (x >> 20) % span;
-            let ev = if x & 1 == 0 { Event::Arrive { port: step as u32 } } else { Event::TxDone { port: step as u32 } };
+            let ev = if x & 1 == 0 {
+                Event::Arrive { port: step as u32, id: PacketId(0) }
+            } else {
+                Event::TxDone { port: step as u32 }
+            };
             q.push(Time(t), ev);
             seq += 1;
             expect.push((t, ev.phase(), seq, ev));
@@ -324,7 +338,7 @@ mod tests {
             expect.sort_by_key(|e: &(u64, u8, u64, Event)| std::cmp::Reverse((e.0, e.1, e.2)));
         };
         for port in 0..300 {
-            push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port });
+            push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port, id: PacketId(port) });
         }
         let horizon = (WHEEL as u64) << BUCKET_SHIFT;
         let (mut x, mut popped) = (7u64, 0);
@@ -337,8 +351,11 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let pushes = if expect.len() < 100 { 2 } else { (x >> 62) % 3 };
             for k in 0..pushes {
-                let ev =
-                    if (x >> (10 + k)) & 1 == 0 { Event::TxDone { port: step } } else { Event::Arrive { port: step } };
+                let ev = if (x >> (10 + k)) & 1 == 0 {
+                    Event::TxDone { port: step }
+                } else {
+                    Event::Arrive { port: step, id: PacketId(0) }
+                };
                 // Offsets up to 1.25 horizons, so events cross from the heap's range into the wheel's.
                 let offset = (x >> (20 + 8 * k)) % (horizon + horizon / 4);
                 push(&mut q, &mut expect, t.0 + offset, ev);
@@ -353,10 +370,10 @@ mod tests {
     #[test]
     fn pop_until_leaves_later_events_in_place() {
         let mut q = EventQueue::default();
-        q.push(Time(10), Event::Arrive { port: 1 });
+        q.push(Time(10), Event::Arrive { port: 1, id: PacketId(0) });
         q.push(Time(1 << 40), Event::Sample);
         assert_eq!(q.pop_until(Time(5)), None);
-        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Arrive { port: 1 })));
+        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Arrive { port: 1, id: PacketId(0) })));
         assert_eq!(q.pop_until(Time(1 << 39)), None);
         assert_eq!(q.len(), 1);
         assert_eq!(q.pop(), Some((Time(1 << 40), Event::Sample)));
@@ -368,13 +385,13 @@ mod tests {
         let mut q = EventQueue::default();
         q.push(Time(1 << 30), Event::Sample);
         assert_eq!(q.peek_time(), Some(Time(1 << 30)));
-        q.push(Time(5), Event::Arrive { port: 1 });
+        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0) });
         q.push(Time(1 << 30), Event::TxDone { port: 2 });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (Time(5), Event::Arrive { port: 1 }),
+                (Time(5), Event::Arrive { port: 1, id: PacketId(0) }),
                 (Time(1 << 30), Event::TxDone { port: 2 }),
                 (Time(1 << 30), Event::Sample)
             ]
@@ -384,18 +401,18 @@ mod tests {
     #[test]
     fn pops_in_time_then_phase_then_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(Time(5), Event::Arrive { port: 1 });
+        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0) });
         q.push(Time(5), Event::TxDone { port: 9 });
         q.push(Time(3), Event::Sample);
-        q.push(Time(5), Event::Arrive { port: 2 });
+        q.push(Time(5), Event::Arrive { port: 2, id: PacketId(0) });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
                 (Time(3), Event::Sample),
                 (Time(5), Event::TxDone { port: 9 }),
-                (Time(5), Event::Arrive { port: 1 }),
-                (Time(5), Event::Arrive { port: 2 }),
+                (Time(5), Event::Arrive { port: 1, id: PacketId(0) }),
+                (Time(5), Event::Arrive { port: 2, id: PacketId(0) }),
             ]
         );
     }

@@ -11,7 +11,6 @@ pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
 use crate::net::pfc::{self, PauseState, Signal};
-use crate::net::Node;
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
@@ -147,7 +146,7 @@ pub enum Admit {
 #[repr(C, align(64))]
 pub struct Port {
     /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
-    /// `now < tx_end`. The packet itself is already in `pipe`.
+    /// `now < tx_end`. The packet itself is already on its link (`Sim::links`).
     pub tx_end: Time,
     /// Its wire size (the backlog an arriving packet finds counts it while it is being sent).
     tx_wire: u32,
@@ -159,10 +158,6 @@ pub struct Port {
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
     pub queues: Box<[Queue]>,
-    /// Packets propagating on the outgoing link: (arrival time at the far end, packet).
-    pub pipe: VecDeque<(Time, PacketId)>,
-    /// Where the outgoing link leads: read with `pipe` when a packet arrives there.
-    pub far_end: Node,
     /// Time the transmitter spent busy (for utilisation).
     pub busy_time: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate), else 0.
@@ -220,8 +215,7 @@ impl QueueView for View<'_> {
 }
 
 impl Port {
-    /// A port whose link leads to `far_end`.
-    pub fn new(cfg: PortConfig, far_end: Node, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
+    pub fn new(cfg: PortConfig, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
         let n = cfg.queues as usize;
         let weights = sched.weights(n);
         Port {
@@ -234,8 +228,6 @@ impl Port {
             tx_wire: 0,
             tx_owes: TxEnd::Nothing,
             arrival_backlog_min: u64::MAX,
-            pipe: VecDeque::new(),
-            far_end,
             occupancy: Occupancy::new(histogram),
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
@@ -581,7 +573,7 @@ mod tests {
         };
         let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
         m.t_round = 8e6;
-        Port::new(cfg, Node::Host(0), AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
+        Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
     }
 
     fn t_round(p: &Port) -> f64 {

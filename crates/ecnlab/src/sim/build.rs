@@ -2,7 +2,7 @@
 
 use super::report::TraceSpec;
 use super::workload::WorkloadState;
-use super::Sim;
+use super::{Link, Sim};
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
 use crate::mark::ecnsharp::Level;
@@ -17,6 +17,7 @@ use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
 use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
     let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
@@ -147,7 +148,7 @@ impl Sim {
                         non_ect: s.non_ect,
                         queue_limits: s.queue_limits.clone(),
                     };
-                    let mut port = Port::new(cfg, spec.to, sched, marker, hist);
+                    let mut port = Port::new(cfg, sched, marker, hist);
                     port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
                     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
                         port.shared = Some(sw);
@@ -165,7 +166,7 @@ impl Sim {
                         non_ect: Default::default(),
                         queue_limits: Vec::new(),
                     };
-                    Port::new(cfg, spec.to, AnyScheduler::StrictPriority, AnyMarker::None, false)
+                    Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false)
                 }
             };
             ports.push(port);
@@ -186,6 +187,7 @@ impl Sim {
             events: EventQueue::default(),
             pool: PacketPool::default(),
             ports,
+            links: net.ports.iter().map(|spec| Link { pipe: VecDeque::new(), far_end: spec.to }).collect(),
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),
             workloads: sc

@@ -19,6 +19,7 @@ use crate::packet::{Kind, Packet, PacketId, PacketPool, Sack};
 use crate::port::{Admit, Departure, Port};
 use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
 use workload::WorkloadState;
 
 /// Application pacing for rate-limited flows: one segment every `interval`, up to `total` bytes.
@@ -51,10 +52,18 @@ pub struct Flow {
     delivered_at_warmup: u64,
 }
 
+/// A port's outgoing link: the packets propagating on it, (arrival time at the far end, packet), and where it
+/// leads. Apart from the port's record (kilobytes, with its queues, scheduler and marker) because every hop's
+/// arrival reads it: the links of a 432-port network fit in 14 KB.
+pub struct Link {
+    pub pipe: VecDeque<(Time, PacketId)>,
+    pub far_end: Node,
+}
+
 /// Per-host state: flows waiting for the NIC.
 #[derive(Default)]
 pub struct Host {
-    blocked: std::collections::VecDeque<u32>,
+    blocked: VecDeque<u32>,
     wake_pending: bool,
 }
 
@@ -67,6 +76,8 @@ pub struct Sim {
     pub pool: PacketPool,
     pub net: Network,
     pub ports: Vec<Port>,
+    /// Port i's outgoing link.
+    pub links: Vec<Link>,
     pub flows: Vec<Flow>,
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
@@ -158,7 +169,7 @@ impl Sim {
             }
             match ev {
                 Event::TxDone { port } => self.tx_done(port),
-                Event::Arrive { port } => self.arrive(port),
+                Event::Arrive { port, id } => self.arrive(port, id),
                 Event::FlowTimer { flow } => self.flow_timer(flow),
                 Event::NicReady { host } => self.nic_ready(host),
                 Event::LateArrive { port } => self.late_arrive(port),
@@ -200,13 +211,14 @@ impl Sim {
                 let p = &mut self.ports[port as usize];
                 let (end, event) = p.transmit(now, wire);
                 let at = end + p.cfg.delay;
-                p.pipe.push_back((at, id));
-                let first = p.pipe.len() == 1;
+                let pipe = &mut self.links[port as usize].pipe;
+                pipe.push_back((at, id));
+                let first = pipe.len() == 1;
                 if event {
                     self.schedule(end, Event::TxDone { port });
                 }
                 if first {
-                    self.schedule(at, Event::Arrive { port });
+                    self.schedule(at, Event::Arrive { port, id });
                 }
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
@@ -226,20 +238,21 @@ impl Sim {
         }
     }
 
-    fn arrive(&mut self, port: u32) {
-        let p = &mut self.ports[port as usize];
-        let (_, id) = p.pipe.pop_front().expect("Arrive on an empty link");
-        if let Some(&(next, next_id)) = p.pipe.front() {
+    fn arrive(&mut self, port: u32, id: PacketId) {
+        let pipe = &mut self.links[port as usize].pipe;
+        let head = pipe.pop_front().map(|(_, head)| head);
+        debug_assert_eq!(head, Some(id), "Arrive names the packet at the head of its link");
+        if let Some(&(next, next_id)) = pipe.front() {
             // Its header is read when it arrives: start loading it now.
             self.pool.prefetch(next_id);
-            self.schedule(next, Event::Arrive { port });
+            self.schedule(next, Event::Arrive { port, id: next_id });
         }
         self.deliver(port, id);
     }
 
     /// A packet reaches the far end of `port`'s link: a switch routes it, a host consumes it.
     fn deliver(&mut self, port: u32, id: PacketId) {
-        match self.ports[port as usize].far_end {
+        match self.links[port as usize].far_end {
             Node::Switch(s) => {
                 let pkt = self.pool.get_mut(id);
                 pkt.ingress = port;
@@ -384,9 +397,10 @@ impl Sim {
             }
             return;
         }
-        p.pipe.push_back((at, id));
-        if p.pipe.len() == 1 {
-            self.schedule(at, Event::Arrive { port });
+        let pipe = &mut self.links[port as usize].pipe;
+        pipe.push_back((at, id));
+        if pipe.len() == 1 {
+            self.schedule(at, Event::Arrive { port, id });
         }
     }
 
@@ -716,8 +730,12 @@ impl Sim {
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
     /// still queued or on a link (a packet being sent is already in its link's pipe).
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 =
-            self.ports.iter().map(|p| p.queued_pkts() + p.pipe.len() as u64 + p.late.len() as u64).sum();
+        let in_network: u64 = self
+            .ports
+            .iter()
+            .zip(&self.links)
+            .map(|(p, l)| p.queued_pkts() + (l.pipe.len() + p.late.len()) as u64)
+            .sum();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
