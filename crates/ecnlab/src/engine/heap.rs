@@ -63,7 +63,8 @@ impl Heap {
     }
 
     pub(super) fn pop(&mut self) -> Option<(u128, Event)> {
-        let top = (self.key(0), *self.events.first()?);
+        let first = *self.events.first()?;
+        let top = (self.key(0), first);
         let last_event = self.events.pop().expect("a root");
         let n = self.events.len();
         if n > 0 {

@@ -240,8 +240,8 @@ impl Sim {
 
     fn arrive(&mut self, port: u32, id: PacketId) {
         let pipe = &mut self.links[port as usize].pipe;
-        let head = pipe.pop_front().map(|(_, head)| head);
-        debug_assert_eq!(head, Some(id), "Arrive names the packet at the head of its link");
+        let (_, head) = pipe.pop_front().expect("Arrive on an empty link");
+        debug_assert_eq!(head, id, "Arrive names the packet at the head of its link");
         if let Some(&(next, next_id)) = pipe.front() {
             // Its header is read when it arrives: start loading it now.
             self.pool.prefetch(next_id);
