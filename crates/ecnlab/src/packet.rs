@@ -176,7 +176,7 @@ impl PacketPool {
         if p.has_sack {
             let i = id.0 as usize;
             if self.sacks.len() <= i {
-                self.sacks.resize(self.slots.len(), Sack::default());
+                self.sacks.resize(self.slots.len(), Sack::NONE);
             }
             self.sacks[i] = *sack;
         }

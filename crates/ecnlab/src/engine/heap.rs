@@ -45,6 +45,7 @@ impl Heap {
         }
     }
 
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.events.len()
     }

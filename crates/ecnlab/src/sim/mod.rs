@@ -211,15 +211,10 @@ impl Sim {
                 let p = &mut self.ports[port as usize];
                 let (end, event) = p.transmit(now, wire);
                 let at = end + p.cfg.delay;
-                let pipe = &mut self.links[port as usize].pipe;
-                pipe.push_back((at, id));
-                let first = pipe.len() == 1;
                 if event {
                     self.schedule(end, Event::TxDone { port });
                 }
-                if first {
-                    self.schedule(at, Event::Arrive { port, id });
-                }
+                self.put_on_link(port, at, id);
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
                     self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
@@ -397,6 +392,12 @@ impl Sim {
             }
             return;
         }
+        self.put_on_link(port, at, id);
+    }
+
+    /// A packet enters `port`'s link, reaching its far end `at`; the link's head has the one pending `Arrive`.
+    #[inline]
+    fn put_on_link(&mut self, port: u32, at: Time, id: PacketId) {
         let pipe = &mut self.links[port as usize].pipe;
         pipe.push_back((at, id));
         if pipe.len() == 1 {
