@@ -12,10 +12,13 @@ use crate::units::Time;
 pub enum Event {
     /// A port finished serializing the packet at its head.
     TxDone { port: u32 },
-    /// Packet `id`, sent on a port's outgoing link, reaches the far end.
+    /// Packet `id`, at the head of a port's outgoing link, reaches the far end. (The link's pipe holds it too:
+    /// carrying it here lets its header load start before the pipe's line is read.)
     Arrive { port: u32, id: PacketId },
     /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
     FlowTimer { flow: u32 },
+    /// Delayed packets (RTT variation) of a host's link reach its far end.
+    LateArrive { port: u32 },
     /// A host's NIC backlog fell below `nic_limit`: blocked flows may send again.
     NicReady { host: u32 },
     /// A workload generator acts (start a flow, next arrival, next incast round, probe).
@@ -36,7 +39,7 @@ impl Event {
     fn phase(self) -> u8 {
         match self {
             Event::TxDone { .. } => 0,
-            Event::Arrive { .. } | Event::Pfc { .. } => 1,
+            Event::Arrive { .. } | Event::LateArrive { .. } | Event::Pfc { .. } => 1,
             Event::FlowTimer { .. } | Event::NicReady { .. } => 2,
             Event::Workload { .. } => 3,
             Event::Sample | Event::Phase { .. } | Event::WindowStart => 4,
@@ -243,17 +246,6 @@ impl EventQueue {
         self.cursor = self.cursor.max(time.0 >> BUCKET_SHIFT);
         Some((time, event))
     }
-
-    /// The wheel's earliest event, if any: most likely the next one `pop_until` hands out (a push before then,
-    /// or the heap, may still come first). A hint for the caller to start loading what that event reads.
-    #[inline(always)]
-    pub fn next_near(&self) -> Option<Event> {
-        if self.near == 0 {
-            return None;
-        }
-        // SAFETY: a bucket in use heads a list of existing nodes.
-        Some(unsafe { self.nodes.get_unchecked(self.heads[self.first_near()] as usize) }.event)
-    }
 }
 
 /// What the tests read besides `pop_until`; the simulation needs only `push` and `pop_until`.
@@ -336,24 +328,6 @@ mod tests {
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, expect.iter().map(|e| (Time(e.0), e.3)).collect::<Vec<_>>());
         assert!(q.is_empty());
-    }
-
-    #[test]
-    fn next_near_names_the_next_event_on_the_wheel() {
-        let mut q = EventQueue::default();
-        let mut x = 7u64;
-        for i in 0..2000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            // Within the wheel's horizon of the cursor (at 0 until the first pop).
-            q.push(Time((x >> 20) % (WHEEL as u64 / 2 << BUCKET_SHIFT)), Event::Arrive { port: i, id: PacketId(i) });
-        }
-        let far = Time(3 * (WHEEL as u64) << BUCKET_SHIFT);
-        q.push(far, Event::FlowTimer { flow: 9 });
-        while let Some(next) = q.next_near() {
-            assert_eq!(q.pop().map(|(_, e)| e), Some(next), "the wheel's minimum is the queue's here");
-        }
-        assert_eq!(q.pop(), Some((far, Event::FlowTimer { flow: 9 })), "the heap's event is not named");
-        assert_eq!(q.next_near(), None);
     }
 
     #[test]

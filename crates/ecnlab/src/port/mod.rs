@@ -142,11 +142,11 @@ pub enum Admit {
 
 /// `repr(C)`, fields in order of use: what every packet's enqueue, dequeue and departure touches comes first
 /// (the first two lines of an aligned record, ahead of the configuration), the scheduler and the marker next,
-/// and what only statistics windows and PFC use last.
+/// and what only statistics windows, PFC and RTT variation use last.
 #[repr(C, align(64))]
 pub struct Port {
     /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
-    /// `now < tx_end`. The packet itself is already on its link.
+    /// `now < tx_end`. The packet itself is already on its link (`Sim::links`).
     pub tx_end: Time,
     /// Its wire size (the backlog an arriving packet finds counts it while it is being sent).
     tx_wire: u32,
@@ -176,6 +176,10 @@ pub struct Port {
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
     pub first_mark: Option<(Time, u32)>,
+    /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
+    /// wake-up for them.
+    pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
+    pub late_pending: Time,
     /// PFC: priorities the downstream paused.
     pub pause: PauseState,
     /// Counters and busy time when the statistics window opened.
@@ -228,6 +232,8 @@ impl Port {
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
             first_mark: None,
+            late: Default::default(),
+            late_pending: Time::MAX,
             shared: None,
             nic_free_at: Time::ZERO,
             ps_per_byte: if 8 * PS_PER_S % cfg.rate.0 == 0 { 8 * PS_PER_S / cfg.rate.0 } else { 0 },

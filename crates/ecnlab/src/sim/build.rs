@@ -2,7 +2,7 @@
 
 use super::report::TraceSpec;
 use super::workload::WorkloadState;
-use super::Sim;
+use super::{Link, Sim};
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
 use crate::mark::ecnsharp::Level;
@@ -17,6 +17,7 @@ use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
 use crate::units::{Bytes, Rate, Time};
+use std::collections::VecDeque;
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
     let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
@@ -186,7 +187,7 @@ impl Sim {
             events: EventQueue::default(),
             pool: PacketPool::default(),
             ports,
-            far_end: net.ports.iter().map(|spec| spec.to).collect(),
+            links: net.ports.iter().map(|spec| Link { pipe: VecDeque::new(), far_end: spec.to }).collect(),
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),
             workloads: sc
@@ -218,10 +219,10 @@ impl Sim {
             trace,
             trace_records: Vec::new(),
             drop_scratch: Vec::new(),
+            late_seq: 0,
             injected: 0,
             consumed: 0,
             dropped: 0,
-            on_links: 0,
             pfc,
             pfc_error: None,
             net,

@@ -52,6 +52,14 @@ pub struct Flow {
     delivered_at_warmup: u64,
 }
 
+/// A port's outgoing link: the packets propagating on it, (arrival time at the far end, packet), and where it
+/// leads. Apart from the port's record (kilobytes, with its queues, scheduler and marker) because every hop's
+/// arrival reads it: the links of a 432-port network fit in 14 KB.
+pub struct Link {
+    pub pipe: VecDeque<(Time, PacketId)>,
+    pub far_end: Node,
+}
+
 /// Per-host state: flows waiting for the NIC.
 #[derive(Default)]
 pub struct Host {
@@ -68,9 +76,8 @@ pub struct Sim {
     pub pool: PacketPool,
     pub net: Network,
     pub ports: Vec<Port>,
-    /// Where port i's outgoing link leads. Apart from the ports' records (kilobytes each, with their queues,
-    /// scheduler and marker) because every arrival reads it: 432 ports' far ends fit in 3.5 KB.
-    pub far_end: Vec<Node>,
+    /// Port i's outgoing link.
+    pub links: Vec<Link>,
     pub flows: Vec<Flow>,
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
@@ -102,12 +109,11 @@ pub struct Sim {
     trace: Option<report::TraceSpec>,
     pub trace_records: Vec<TraceRecord>,
     drop_scratch: Vec<(PacketId, usize, DropReason)>,
+    late_seq: u64,
     /// Packets injected by hosts and consumed by hosts, for the conservation check.
     pub injected: u64,
     pub consumed: u64,
     pub dropped: u64,
-    /// Packets propagating on links (each has its `Arrive` pending).
-    pub on_links: u64,
     /// Ingress accounting when `switch.pfc` is on.
     pub pfc: Option<Pfc>,
     /// The first PFC violation (headroom exceeded, lossless packet dropped): fails the run.
@@ -138,9 +144,6 @@ impl Sim {
         }
         while let Some((t, ev)) = self.events.pop_until(self.duration) {
             self.now = t;
-            if let Some(Event::Arrive { id, .. }) = self.events.next_near() {
-                self.pool.prefetch(id);
-            }
             self.events_processed += 1;
             if self.events_processed > self.max_events {
                 return Err(Error::Run(format!(
@@ -169,6 +172,7 @@ impl Sim {
                 Event::Arrive { port, id } => self.arrive(port, id),
                 Event::FlowTimer { flow } => self.flow_timer(flow),
                 Event::NicReady { host } => self.nic_ready(host),
+                Event::LateArrive { port } => self.late_arrive(port),
                 Event::WindowStart => self.start_window(),
                 Event::Workload { idx } => self.workload_event(idx),
                 Event::Sample => self.sample(),
@@ -192,8 +196,8 @@ impl Sim {
         self.start_tx(port);
     }
 
-    /// Starts sending the next packet if the transmitter is free. The packet goes onto the link at once,
-    /// with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
+    /// Starts sending the next packet if the transmitter is free. The packet goes into the link's pipe at
+    /// once, with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
     fn start_tx(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
@@ -229,10 +233,21 @@ impl Sim {
         }
     }
 
-    /// A packet reaches the far end of `port`'s link: a switch routes it, a host consumes it.
     fn arrive(&mut self, port: u32, id: PacketId) {
-        self.on_links -= 1;
-        match self.far_end[port as usize] {
+        let pipe = &mut self.links[port as usize].pipe;
+        let (_, head) = pipe.pop_front().expect("Arrive on an empty link");
+        debug_assert_eq!(head, id, "Arrive names the packet at the head of its link");
+        if let Some(&(next, next_id)) = pipe.front() {
+            // Its header is read when it arrives: start loading it now.
+            self.pool.prefetch(next_id);
+            self.schedule(next, Event::Arrive { port, id: next_id });
+        }
+        self.deliver(port, id);
+    }
+
+    /// A packet reaches the far end of `port`'s link: a switch routes it, a host consumes it.
+    fn deliver(&mut self, port: u32, id: PacketId) {
+        match self.links[port as usize].far_end {
             Node::Switch(s) => {
                 let pkt = self.pool.get_mut(id);
                 pkt.ingress = port;
@@ -354,8 +369,8 @@ impl Sim {
     }
 
     /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
-    /// packet's departure is known now: it goes straight onto the link with its arrival time at the far end,
-    /// and the NIC needs no per-packet transmit event.
+    /// packet's departure is known now: it goes straight into the link pipe with its arrival time at the
+    /// far end, and the NIC needs no per-packet transmit event.
     fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
@@ -365,17 +380,50 @@ impl Sim {
             Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
             _ => Time::ZERO,
         };
-        let at = self.ports[port as usize].nic_transmit(now, pkt.wire_bytes());
-        // RTT variation: the flow's packets reach the far end `extra` later, overtaking or overtaken by
-        // other flows' packets from the same host.
-        self.put_on_link(port, at + extra, id);
+        let p = &mut self.ports[port as usize];
+        let at = p.nic_transmit(now, pkt.wire_bytes());
+        if extra > Time::ZERO {
+            // Flows with different delays leave this host out of order: a delay line ordered by time.
+            self.late_seq += 1;
+            p.late.push(std::cmp::Reverse((at + extra, self.late_seq, id)));
+            if at + extra < p.late_pending {
+                p.late_pending = at + extra;
+                self.schedule(at + extra, Event::LateArrive { port });
+            }
+            return;
+        }
+        self.put_on_link(port, at, id);
     }
 
-    /// A packet enters `port`'s link, reaching its far end `at`: each packet on a link has its own `Arrive`.
+    /// A packet enters `port`'s link, reaching its far end `at`; the link's head has the one pending `Arrive`.
     #[inline]
     fn put_on_link(&mut self, port: u32, at: Time, id: PacketId) {
-        self.on_links += 1;
-        self.schedule(at, Event::Arrive { port, id });
+        let pipe = &mut self.links[port as usize].pipe;
+        pipe.push_back((at, id));
+        if pipe.len() == 1 {
+            self.schedule(at, Event::Arrive { port, id });
+        }
+    }
+
+    /// Packets of RTT-varied flows reach the far end of their host's link.
+    fn late_arrive(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if p.late_pending == now {
+            p.late_pending = Time::MAX;
+        }
+        while let Some(&std::cmp::Reverse((at, _, id))) = self.ports[port as usize].late.peek() {
+            if at > now {
+                let p = &mut self.ports[port as usize];
+                if at < p.late_pending {
+                    p.late_pending = at;
+                    self.schedule(at, Event::LateArrive { port });
+                }
+                break;
+            }
+            self.ports[port as usize].late.pop();
+            self.deliver(port, id);
+        }
     }
 
     fn host_receive(&mut self, host: u32, pkt: Packet, sack: &Sack) {
@@ -681,9 +729,14 @@ impl Sim {
     }
 
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
-    /// still queued or on a link (a packet being sent is already on its link).
+    /// still queued or on a link (a packet being sent is already in its link's pipe).
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 = self.ports.iter().map(|p| p.queued_pkts()).sum::<u64>() + self.on_links;
+        let in_network: u64 = self
+            .ports
+            .iter()
+            .zip(&self.links)
+            .map(|(p, l)| p.queued_pkts() + (l.pipe.len() + p.late.len()) as u64)
+            .sum();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
