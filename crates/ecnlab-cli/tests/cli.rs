@@ -254,3 +254,58 @@ fn pias_thresholds_reject_bad_flags_naming_them() {
         assert!(stdout(&o).is_empty(), "{extra:?}");
     }
 }
+
+/// `sim` with `ECNLAB_HUGEPAGES` set and no `GLIBC_TUNABLES` of the caller's.
+fn sim_huge(args: &[&str], setting: &str) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+        .args(args)
+        .env("ECNLAB_HUGEPAGES", setting)
+        .env_remove("GLIBC_TUNABLES")
+        .output()
+        .expect("the binary starts")
+}
+
+/// The huge-page heap (`ECNLAB_HUGEPAGES`, on by default) is a matter of speed only: a leaf-spine run gives
+/// byte-identical results with it off and on, and it is really in use where the machine offers it.
+#[test]
+fn huge_pages_change_speed_not_results() {
+    let dir = scratch("hugepages");
+    let small = ["--set", "workloads.0.flows=200"];
+    let (off, on) = (dir.join("off"), dir.join("on"));
+    for (setting, out) in [("0", &off), ("1", &on)] {
+        let o = sim_huge(&[&["run", "leafspine-mqecn", "--out", path_str(out)], &small[..]].concat(), setting);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    let strip = |d: &Path| {
+        let mut s: Value = serde_json::from_str(&read(d, "summary.json")).unwrap();
+        s["wall_time_s"] = Value::Null;
+        s["events_per_s"] = Value::Null;
+        s
+    };
+    assert_eq!(strip(&off), strip(&on));
+    assert_eq!(read(&off, "fct.csv"), read(&on, "fct.csv"));
+
+    let huge_mib = |setting: &str| {
+        let o = sim_huge(&[&["bench", "--json", "--scenario", "leafspine-mqecn"], &small[..]].concat(), setting);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+        v["huge_pages_mib"].as_f64()
+    };
+    if let Some(mib) = huge_mib("0") {
+        assert_eq!(mib, 0.0, "no huge pages when turned off");
+    }
+    // Where the kernel grants huge pages on request and glibc has the tunable (≥ 2.35), the heap gets them.
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    let glibc = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok();
+    let minor = glibc
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().strip_prefix("glibc 2.")?.parse::<u32>().ok());
+    if mode.contains("[madvise]") && minor.is_some_and(|m| m >= 35) {
+        assert!(huge_mib("1").is_some_and(|mib| mib > 0.0), "the heap is on huge pages");
+    }
+
+    let o = sim_huge(&["list"], "yes");
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("`ECNLAB_HUGEPAGES`: must be 0 (off) or 1 (on)"), "{}", stderr(&o));
+}
