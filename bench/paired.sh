@@ -2,6 +2,8 @@
 # Wall-time A/B of two ecnlab-sim builds on this noisy 2-core VM: each round runs both builds at the same time,
 # each pinned to its own core (taskset), and swaps the cores between rounds, so both see the same neighbours'
 # noise. Prints each round's wall times and the mean ratio NEW / BASE. Resolution here is about 5 %.
+# Builds from session 15 on put their heap on huge pages and older ones do not: to compare code alone across
+# that line, run with ECNLAB_HUGEPAGES=0 in the environment (both builds inherit it).
 #
 # Usage: bench/paired.sh BASE_BIN NEW_BIN [FLOWS] [ROUNDS]
 #   e.g.  bench/paired.sh /tmp/base-sim target/release/ecnlab-sim 10000 2     (about 2 minutes)

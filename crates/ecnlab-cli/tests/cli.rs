@@ -255,12 +255,13 @@ fn pias_thresholds_reject_bad_flags_naming_them() {
     }
 }
 
-/// `sim` with `ECNLAB_HUGEPAGES` set and no `GLIBC_TUNABLES` of the caller's.
+/// `sim` with `ECNLAB_HUGEPAGES` set and none of the caller's `GLIBC_TUNABLES`.
 fn sim_huge(args: &[&str], setting: &str) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
         .args(args)
         .env("ECNLAB_HUGEPAGES", setting)
         .env_remove("GLIBC_TUNABLES")
+        .env_remove("ECNLAB_HUGEPAGES_REEXECUTED")
         .output()
         .expect("the binary starts")
 }
@@ -303,7 +304,10 @@ fn huge_pages_change_speed_not_results() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.trim().strip_prefix("glibc 2.")?.parse::<u32>().ok());
     if mode.contains("[madvise]") && minor.is_some_and(|m| m >= 35) {
-        assert!(huge_mib("1").is_some_and(|mib| mib > 0.0), "the heap is on huge pages");
+        // `None`: a kernel without /proc/self/smaps_rollup (before 4.14) cannot tell.
+        if let Some(mib) = huge_mib("1") {
+            assert!(mib > 0.0, "the heap is on huge pages");
+        }
     }
 
     let o = sim_huge(&["list"], "yes");
