@@ -23,6 +23,13 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// A summary with the fields that measure the machine, not the run (wall time, events per wall second), nulled.
+fn without_wall_time(mut s: Value) -> Value {
+    s["wall_time_s"] = Value::Null;
+    s["events_per_s"] = Value::Null;
+    s
+}
+
 /// A fresh, empty directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
@@ -141,12 +148,11 @@ fn a_run_writes_its_directory_and_the_written_config_replays_it() {
     let config = a.join("config.toml");
     let o = sim(&["run", path_str(&config), "--out", path_str(&b)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let strip = |mut s: Value| {
-        s["wall_time_s"] = Value::Null;
-        s["events_per_s"] = Value::Null;
-        s
-    };
-    assert_eq!(strip(summary(&a)), strip(summary(&b)), "replaying config.toml gives the same summary");
+    assert_eq!(
+        without_wall_time(summary(&a)),
+        without_wall_time(summary(&b)),
+        "replaying config.toml gives the same summary"
+    );
     let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
     assert_eq!(read(&a, "fct.csv"), read(&b, "fct.csv"));
     assert_eq!(read(&a, "config.toml"), read(&b, "config.toml"), "the resolved config is a fixed point");
@@ -278,13 +284,8 @@ fn huge_pages_change_speed_not_results() {
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
     let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
-    let strip = |d: &Path| {
-        let mut s: Value = serde_json::from_str(&read(d, "summary.json")).unwrap();
-        s["wall_time_s"] = Value::Null;
-        s["events_per_s"] = Value::Null;
-        s
-    };
-    assert_eq!(strip(&off), strip(&on));
+    let summary = |d: &Path| without_wall_time(serde_json::from_str(&read(d, "summary.json")).unwrap());
+    assert_eq!(summary(&off), summary(&on));
     assert_eq!(read(&off, "fct.csv"), read(&on, "fct.csv"));
 
     let huge_mib = |setting: &str| {
