@@ -6,6 +6,7 @@ pub use rng::Rng;
 
 use crate::packet::PacketId;
 use crate::units::Time;
+use std::hint::select_unpredictable;
 
 /// What happens at an instant. Small and `Copy`: events name the component, state lives in `Sim`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,13 +190,14 @@ impl EventQueue {
         let start = self.cursor as usize % WHEEL;
         let word = start / 64;
         let here = self.occupied[word] & (!0 << (start % 64));
-        if here != 0 {
-            return word * 64 + here.trailing_zeros() as usize;
-        }
-        // A later word, else round past the top (which may come back to the low bits of `word`).
+        // Else a later word, else round past the top (which may come back to the low bits of `word`). Both
+        // answers are computed and one is selected without a branch: whether the next event lies in the
+        // cursor's word is a coin toss to the branch predictor (mispredicted on 27 % of pops, callgrind at
+        // 300 flows). `summary` is not 0, so `w` < 64 (`% WORDS` only spares a bounds check).
         let later = self.summary & (!1 << word);
-        let w = if later != 0 { later } else { self.summary }.trailing_zeros() as usize;
-        w * 64 + self.occupied[w].trailing_zeros() as usize
+        let w = select_unpredictable(later != 0, later, self.summary).trailing_zeros() as usize;
+        let elsewhere = w * 64 + self.occupied[w % WORDS].trailing_zeros() as usize;
+        select_unpredictable(here != 0, word * 64 + here.trailing_zeros() as usize, elsewhere)
     }
 
     #[inline(always)]
@@ -224,12 +226,11 @@ impl EventQueue {
                 let id = self.heads[bucket];
                 let node = *self.node(id);
                 self.heads[bucket] = node.next;
-                if node.next == NIL {
-                    self.occupied[bucket / 64] &= !(1 << (bucket % 64));
-                    if self.occupied[bucket / 64] == 0 {
-                        self.summary &= !(1 << (bucket / 64));
-                    }
-                }
+                // The bucket's bit, then its word's, clear when they empty: without branches, which the
+                // predictor missed on 30 % of pops.
+                let word = bucket / 64;
+                self.occupied[word] &= !(((node.next == NIL) as u64) << (bucket % 64));
+                self.summary &= !(((self.occupied[word] == 0) as u64) << word);
                 self.node(id).next = self.free;
                 self.free = id;
                 self.near -= 1;
