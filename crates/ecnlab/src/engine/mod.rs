@@ -192,8 +192,9 @@ impl EventQueue {
         let here = self.occupied[word] & (!0 << (start % 64));
         // Else a later word, else round past the top (which may come back to the low bits of `word`). Both
         // answers are computed and one is selected without a branch: whether the next event lies in the
-        // cursor's word is a coin toss to the branch predictor (mispredicted on 27 % of pops, callgrind at
-        // 300 flows). `summary` is not 0, so `w` < 64 (`% WORDS` only spares a bounds check).
+        // cursor's word is a coin toss to the branch predictor (callgrind's model missed it on 27 % of pops;
+        // with this pop's other selects, 2.4 % less wall time at 10 000 flows). `summary` is not 0, so
+        // `w` < 64 (`% WORDS` only spares a bounds check).
         let later = self.summary & (!1 << word);
         let w = select_unpredictable(later != 0, later, self.summary).trailing_zeros() as usize;
         let elsewhere = w * 64 + self.occupied[w % WORDS].trailing_zeros() as usize;
@@ -226,8 +227,8 @@ impl EventQueue {
                 let id = self.heads[bucket];
                 let node = *self.node(id);
                 self.heads[bucket] = node.next;
-                // The bucket's bit, then its word's, clear when they empty: without branches, which the
-                // predictor missed on 30 % of pops.
+                // The bucket's bit, then its word's, clear when they empty: without branches, which
+                // callgrind's model missed on 30 % of pops.
                 let word = bucket / 64;
                 self.occupied[word] &= !(((node.next == NIL) as u64) << (bucket % 64));
                 self.summary &= !(((self.occupied[word] == 0) as u64) << word);
