@@ -124,7 +124,7 @@ fn parse_scaled(num: &str, scale: u128) -> Result<u128, String> {
     let mut place = scale;
     for c in frac.chars() {
         let d = (c as u8 - b'0') as u128;
-        if place % 10 != 0 {
+        if !place.is_multiple_of(10) {
             if d != 0 {
                 return Err(format!("`{num}` is finer than the unit's resolution"));
             }
@@ -208,7 +208,7 @@ impl std::str::FromStr for Rate {
 /// Picks the largest unit in which the value is at least 1 and prints it exactly.
 fn fmt_best(v: u64, units: &[(&str, u128)]) -> String {
     let v = v as u128;
-    let mut best = units.iter().filter(|u| u.1 == 1).next().expect("unit list has a base unit");
+    let mut best = units.iter().find(|u| u.1 == 1).expect("unit list has a base unit");
     for u in units {
         if v >= u.1 && u.1 > best.1 && u.0 != "µs" && !u.0.contains('i') {
             best = u;

@@ -84,11 +84,13 @@ fn key_of(b: &Binding) -> String {
         .collect()
 }
 
+/// One axis of a grid: (name, values, the axis's set templates, per-value set templates).
+pub type AxisPlan = (String, Vec<Value>, Vec<String>, Vec<Vec<String>>);
+
 pub struct Plan<'a> {
     def: &'a Definition,
     scale: Scale,
-    /// (name, values, the axis's set templates, per-value set templates)
-    pub axes: Vec<(String, Vec<Value>, Vec<String>, Vec<Vec<String>>)>,
+    pub axes: Vec<AxisPlan>,
 }
 
 impl<'a> Plan<'a> {
@@ -326,9 +328,9 @@ pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
         return Err(e);
     }
     let mut points = points.into_inner().unwrap();
-    points.sort_by(|a, b| key_order(&plan, &a.binding).cmp(&key_order(&plan, &b.binding)));
+    points.sort_by_cached_key(|p| key_order(&plan, &p.binding));
     let mut searched = searched.into_inner().unwrap();
-    searched.sort_by(|a, b| key_order(&plan, &a.0).cmp(&key_order(&plan, &b.0)));
+    searched.sort_by_cached_key(|s| key_order(&plan, &s.0));
     let mut axes: Vec<String> = plan.axes.iter().map(|a| a.0.clone()).collect();
     if let Some(s) = &def.search {
         axes.push(s.param.clone());
@@ -373,10 +375,10 @@ fn bisect(
 ) -> Result<(Vec<PointResult>, f64), Error> {
     let mut pts: BTreeMap<i64, PointResult> = BTreeMap::new();
     let eval = |n: i64, pts: &mut BTreeMap<i64, PointResult>| -> Result<bool, Error> {
-        if !pts.contains_key(&n) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = pts.entry(n) {
             let mut b = base.clone();
             b.insert(param.into(), Value::Num(n as f64));
-            pts.insert(n, ctx.point(&b)?);
+            slot.insert(ctx.point(&b)?);
         }
         Ok(pts[&n].metrics.get(metric).copied().unwrap_or(f64::NAN) >= at_least)
     };

@@ -224,9 +224,11 @@ pub(crate) mod test_util {
 
     const ONES: [u64; 32] = [1; 32];
 
+    /// Queue records made so far, by (backlogs, weights).
+    type Records = std::collections::HashMap<(Vec<u64>, Vec<u64>), &'static [Queue]>;
+
     thread_local! {
-        static RECORDS: std::cell::RefCell<std::collections::HashMap<(Vec<u64>, Vec<u64>), &'static [Queue]>> =
-            Default::default();
+        static RECORDS: std::cell::RefCell<Records> = Default::default();
     }
 
     /// Queue records with these backlogs and weights, made once per distinct pair and kept for the test

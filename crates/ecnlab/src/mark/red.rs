@@ -27,6 +27,8 @@ pub struct Red {
 }
 
 impl Red {
+    /// One argument per RED parameter (RFC 2309 / Floyd and Jacobson 1993, plus ecnlab's scope and rng).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         min: Bytes,
         max: Bytes,

@@ -236,7 +236,7 @@ impl Port {
             late_pending: Time::MAX,
             shared: None,
             nic_free_at: Time::ZERO,
-            ps_per_byte: if 8 * PS_PER_S % cfg.rate.0 == 0 { 8 * PS_PER_S / cfg.rate.0 } else { 0 },
+            ps_per_byte: if (8 * PS_PER_S).is_multiple_of(cfg.rate.0) { 8 * PS_PER_S / cfg.rate.0 } else { 0 },
             pause: PauseState::default(),
             paused_queues: 0,
             lossless: 0,
@@ -320,7 +320,7 @@ impl Port {
         now: Time,
         id: PacketId,
         pool: &mut PacketPool,
-        mut shared: Option<&mut SharedBuffer>,
+        shared: Option<&mut SharedBuffer>,
     ) -> Admit {
         let p = pool.get_mut(id);
         let q = self.classify(p.class);
@@ -349,7 +349,7 @@ impl Port {
                 return Admit::Dropped(r);
             }
         };
-        if let Some(s) = shared.as_deref_mut() {
+        if let Some(s) = shared {
             s.used += wire;
             s.occupancy.set(now, s.used);
         }

@@ -45,9 +45,9 @@ mod tests {
         let mut b = SharedBuffer::new(90_000, vec![1.0]);
         'fill: loop {
             let mut progressed = false;
-            for qi in 0..2 {
-                if b.admits(qi, q[qi], 1_000) {
-                    q[qi] += 1_000;
+            for (qi, backlog) in q.iter_mut().enumerate() {
+                if b.admits(qi, *backlog, 1_000) {
+                    *backlog += 1_000;
                     b.used += 1_000;
                     progressed = true;
                 }

@@ -641,7 +641,7 @@ impl Scenario {
                     Services::Weighted { probabilities } => {
                         let sum: f64 = probabilities.iter().sum();
                         if probabilities.is_empty()
-                            || probabilities.iter().any(|x| !(*x >= 0.0))
+                            || probabilities.iter().any(|x| x.is_nan() || *x < 0.0)
                             || (sum - 1.0).abs() > 1e-6
                         {
                             return err(p("services.probabilities"), "non-negative probabilities summing to 1");

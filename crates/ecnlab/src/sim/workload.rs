@@ -373,12 +373,12 @@ impl Sim {
     pub(super) fn workload_delivered(&mut self, idx: u32, _flow: u32) {
         let now = self.now;
         match &mut self.workloads[idx as usize] {
-            WorkloadState::BackToBack { src, dst, size, count, class, flows, .. } => {
-                if count.is_none_or(|c| (flows.len() as u32) < c) {
-                    let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
-                    self.b2b_push(idx, f);
-                }
+            WorkloadState::BackToBack { src, dst, size, count, class, flows, .. }
+                if count.is_none_or(|c| (flows.len() as u32) < c) =>
+            {
+                let (s, d, sz, c) = (*src, *dst, *size, *class);
+                let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
+                self.b2b_push(idx, f);
             }
             WorkloadState::Incast(inc) => {
                 inc.done_in_round += 1;

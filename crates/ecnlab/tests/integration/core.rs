@@ -11,7 +11,7 @@ fn dctcp_8flows_fills_the_link_fairly_with_the_queue_near_k() {
     let s = &r.summary;
     // The link carries 10 Gb/s of 1500 B frames with 1460 B payloads: at most 9.733 Gb/s of goodput.
     let goodput = f(&s["goodput"]["total_gbps"]);
-    assert!(goodput >= 9.5 && goodput <= 10.0 * 1460.0 / 1500.0 + 1e-9, "goodput {goodput}");
+    assert!((9.5..=10.0 * 1460.0 / 1500.0 + 1e-9).contains(&goodput), "goodput {goodput}");
     assert!(f(&s["goodput"]["jain_long_lived"]) >= 0.99);
     let p = port(&r, "s0->h0");
     let mean = f(&p["occupancy"]["mean_pkts"]);

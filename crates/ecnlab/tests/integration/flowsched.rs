@@ -44,7 +44,7 @@ fn pias_gives_small_flows_a_lower_mean_fct_than_dctcp_alone() {
 #[test]
 fn pias_needs_a_queue_per_priority() {
     let sc = Scenario::from_toml(LEAF_SPINE, &["transport.pias={}".into(), "switch.queues=2".into()]);
-    let e = sc.err().expect("rejected").to_string();
+    let e = sc.expect_err("rejected").to_string();
     assert!(e.contains("transport.pias.thresholds") && e.contains("switch.queues"), "{e}");
 }
 

@@ -13,7 +13,7 @@ const IW: u64 = 10;
 fn reference_fct_ps(size: u64) -> u64 {
     let (t, t_ack, d) = (1_200_000u64, 32_000u64, 5_000_000u64); // 1500 B and 40 B at 10 Gb/s; 5 us links
     let n = size.div_ceil(MSS);
-    let tx = |i: u64| if i + 1 == n && size % MSS != 0 { (size % MSS + 40) * 800 } else { t };
+    let tx = |i: u64| if i + 1 == n && !size.is_multiple_of(MSS) { (size % MSS + 40) * 800 } else { t };
     let mut s: Vec<u64> = Vec::with_capacity(n as usize);
     let ack = |j: usize, s: &Vec<u64>| s[j] + 2 * (tx(j as u64) + d) + 2 * (t_ack + d);
     for i in 0..n {
