@@ -258,6 +258,7 @@ impl Sim {
 
     /// Where a packet entering `port`'s link goes at its far end: the egress port at a switch (ECMP by a
     /// per-flow hash), recording the link as the packet's ingress there for PFC; nothing at a host.
+    #[inline(always)]
     fn next_hop(&mut self, port: u32, id: PacketId) -> u32 {
         match self.links[port as usize].far_end {
             Node::Switch(s) => {
@@ -416,7 +417,7 @@ impl Sim {
     }
 
     /// A packet enters `port`'s link, reaching its far end `at`; the link's head has the one pending `Arrive`.
-    #[inline]
+    #[inline(always)]
     fn put_on_link(&mut self, port: u32, at: Time, id: PacketId) {
         let hop = self.next_hop(port, id);
         let pipe = &mut self.links[port as usize].pipe;
