@@ -392,6 +392,7 @@ impl Sim {
     /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
     /// packet's departure is known now: it goes straight into the link pipe with its arrival time at the
     /// far end, and the NIC needs no per-packet transmit event.
+    #[inline(always)]
     fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
