@@ -71,6 +71,8 @@ pub struct InFlight {
     pub hop: u32,
 }
 
+const _: () = assert!(std::mem::size_of::<InFlight>() == 16, "a pipe entry stays 16 bytes");
+
 /// Per-host state: flows waiting for the NIC.
 #[derive(Default)]
 pub struct Host {
