@@ -240,7 +240,7 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
 }
 
 /// Which build measured a benchmark: `debug`, `release`, or what the build script named it (`bench/pgo.sh`
-/// sets ECNLAB_BUILD=pgo for its profile-guided binary).
+/// sets ECNLAB_BUILD=pgo-native or pgo for its profile-guided binary).
 fn build_kind() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
