@@ -98,6 +98,10 @@ pub struct EventQueue {
     /// buckets from it.
     cursor: u64,
     seq: u64,
+    /// The queue's minimum key (`u128::MAX` when empty) and its bucket (`NIL` when it is the heap's), kept
+    /// up to date by every push and pop: the loop reads the next event before it handles the current one.
+    min_key: u128,
+    min_bucket: u32,
 }
 
 impl Default for EventQueue {
@@ -113,6 +117,8 @@ impl Default for EventQueue {
             near: 0,
             cursor: 0,
             seq: 0,
+            min_key: u128::MAX,
+            min_bucket: NIL,
         }
     }
 }
@@ -123,13 +129,6 @@ enum Min {
     Far { key: u128 },
 }
 
-impl Min {
-    fn time(&self) -> Time {
-        let (Min::Near { key, .. } | Min::Far { key }) = self;
-        Time((key >> 64) as u64)
-    }
-}
-
 impl EventQueue {
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: Event) {
@@ -138,12 +137,27 @@ impl EventQueue {
         let key = (time.0 as u128) << 64 | ((event.phase() as u128) << SEQ_BITS | self.seq as u128);
         // An event before the cursor cannot happen in a simulation; if it did, the heap would still order it.
         let ahead = (time.0 >> BUCKET_SHIFT).wrapping_sub(self.cursor);
-        if ahead < WHEEL as u64 {
-            self.insert_near((time.0 >> BUCKET_SHIFT) as usize % WHEEL, key, event);
+        let bucket = if ahead < WHEEL as u64 {
+            let bucket = (time.0 >> BUCKET_SHIFT) as usize % WHEEL;
+            self.insert_near(bucket, key, event);
+            bucket as u32
         } else {
             self.far.push(key, event);
             self.far_min = self.far_min.min(key);
+            NIL
+        };
+        if key < self.min_key {
+            (self.min_key, self.min_bucket) = (key, bucket);
         }
+    }
+
+    /// The event `pop_until` hands out next unless an earlier one is pushed first, if it is on the wheel
+    /// (the heap's are timers and generators, rare and not worth a look ahead).
+    #[inline(always)]
+    pub fn peek_near(&self) -> Option<Event> {
+        let head = *self.heads.get(self.min_bucket as usize)?;
+        // SAFETY: the minimum's bucket is in use, so it heads a list of existing nodes.
+        Some(unsafe { self.nodes.get_unchecked(head as usize) }.event)
     }
 
     /// The node `id`: one that a bucket list or the free list links to, so it exists.
@@ -217,13 +231,21 @@ impl EventQueue {
     /// Removes and returns the earliest event if it is due by `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        let min = self.min()?;
-        let time = min.time();
+        if self.min_key == u128::MAX {
+            return None;
+        }
+        let time = Time((self.min_key >> 64) as u64);
         if time > limit {
             return None;
         }
-        let event = match min {
-            Min::Near { bucket, .. } => {
+        let event = match self.min_bucket {
+            NIL => {
+                let (_, event) = self.far.pop().expect("a minimum");
+                self.far_min = self.far.min_key().unwrap_or(u128::MAX);
+                event
+            }
+            bucket => {
+                let bucket = bucket as usize;
                 let id = self.heads[bucket];
                 let node = *self.node(id);
                 self.heads[bucket] = node.next;
@@ -237,15 +259,15 @@ impl EventQueue {
                 self.near -= 1;
                 node.event
             }
-            Min::Far { .. } => {
-                let (_, event) = self.far.pop().expect("a minimum");
-                self.far_min = self.far.min_key().unwrap_or(u128::MAX);
-                event
-            }
         };
         // Never backwards (an event pushed before the cursor, from the heap): the wheel's range must keep
         // covering every event on it.
         self.cursor = self.cursor.max(time.0 >> BUCKET_SHIFT);
+        (self.min_key, self.min_bucket) = match self.min() {
+            Some(Min::Near { bucket, key }) => (key, bucket as u32),
+            Some(Min::Far { key }) => (key, NIL),
+            None => (u128::MAX, NIL),
+        };
         Some((time, event))
     }
 }
@@ -257,7 +279,10 @@ impl EventQueue {
         self.pop_until(Time::MAX)
     }
     pub fn peek_time(&self) -> Option<Time> {
-        self.min().map(|m| m.time())
+        let found = self.min().map(|(Min::Near { key, .. } | Min::Far { key })| Time((key >> 64) as u64));
+        let kept = (self.min_key != u128::MAX).then_some(Time((self.min_key >> 64) as u64));
+        assert_eq!(kept, found, "the kept minimum is the minimum");
+        found
     }
     pub fn len(&self) -> usize {
         self.near + self.far.len()
@@ -304,7 +329,7 @@ mod tests {
         // 1.1 simulated seconds; a sorted list is the second implementation.
         let mut q = EventQueue::default();
         let mut expect: Vec<(u64, u8, u64, Event)> = vec![];
-        let (mut now, mut x, mut seq) = (0u64, 99u64, 0u64);
+        let (mut now, mut x, mut seq, mut peeked) = (0u64, 99u64, 0u64, 0);
         for step in 0..40_000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let span = [100, 1 << 17, 1 << 24, 1 << 29, 1 << 40][(x >> 60) as usize % 5];
@@ -321,6 +346,10 @@ mod tests {
                 expect.sort_by_key(|e| std::cmp::Reverse((e.0, e.1, e.2)));
                 let want = expect.pop().unwrap();
                 assert_eq!(q.peek_time(), Some(Time(want.0)));
+                if let Some(next) = q.peek_near() {
+                    assert_eq!(next, want.3, "a look ahead sees the event popped next");
+                    peeked += 1;
+                }
                 assert_eq!(q.pop(), Some((Time(want.0), want.3)));
                 now = want.0;
             }
@@ -330,6 +359,7 @@ mod tests {
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, expect.iter().map(|e| (Time(e.0), e.3)).collect::<Vec<_>>());
         assert!(q.is_empty());
+        assert!(peeked > 10_000, "the wheel's minima were looked at: {peeked}");
     }
 
     #[test]
