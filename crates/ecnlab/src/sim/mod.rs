@@ -204,8 +204,8 @@ impl Sim {
         Ok(())
     }
 
-    /// Starts loading the first record the next event reads, while this one is handled: the pipe entry of an
-    /// arrival's link (written when the packet left, long since out of cache), a transmitter's port record.
+    /// Starts loading the first records the next event reads, while this one is handled: an arrival's pipe
+    /// entry (written when the packet left, long since out of cache) and header, a transmitter's port record.
     /// A hint only; handlers pushing an earlier event make it a wasted load.
     #[inline(always)]
     fn look_ahead(&self) {
