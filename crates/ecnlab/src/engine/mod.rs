@@ -123,12 +123,6 @@ impl Default for EventQueue {
     }
 }
 
-/// Where the queue's minimum is.
-enum Min {
-    Near { bucket: usize, key: u128 },
-    Far { key: u128 },
-}
-
 impl EventQueue {
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: Event) {
@@ -215,17 +209,19 @@ impl EventQueue {
         select_unpredictable(here != 0, word * 64 + here.trailing_zeros() as usize, elsewhere)
     }
 
+    /// The minimum's key and bucket, searched for: `(u128::MAX, NIL)` if the queue is empty, bucket `NIL` if
+    /// the minimum is the heap's.
     #[inline(always)]
-    fn min(&self) -> Option<Min> {
+    fn find_min(&self) -> (u128, u32) {
         if self.near > 0 {
             let bucket = self.first_near();
             // SAFETY: a bucket in use heads a list of existing nodes.
             let key = unsafe { self.nodes.get_unchecked(self.heads[bucket] as usize) }.key;
             if key < self.far_min {
-                return Some(Min::Near { bucket, key });
+                return (key, bucket as u32);
             }
         }
-        (self.far_min != u128::MAX).then_some(Min::Far { key: self.far_min })
+        (self.far_min, NIL)
     }
 
     /// Removes and returns the earliest event if it is due by `limit`.
@@ -263,11 +259,7 @@ impl EventQueue {
         // Never backwards (an event pushed before the cursor, from the heap): the wheel's range must keep
         // covering every event on it.
         self.cursor = self.cursor.max(time.0 >> BUCKET_SHIFT);
-        (self.min_key, self.min_bucket) = match self.min() {
-            Some(Min::Near { bucket, key }) => (key, bucket as u32),
-            Some(Min::Far { key }) => (key, NIL),
-            None => (u128::MAX, NIL),
-        };
+        (self.min_key, self.min_bucket) = self.find_min();
         Some((time, event))
     }
 }
@@ -279,10 +271,8 @@ impl EventQueue {
         self.pop_until(Time::MAX)
     }
     pub fn peek_time(&self) -> Option<Time> {
-        let found = self.min().map(|(Min::Near { key, .. } | Min::Far { key })| Time((key >> 64) as u64));
-        let kept = (self.min_key != u128::MAX).then_some(Time((self.min_key >> 64) as u64));
-        assert_eq!(kept, found, "the kept minimum is the minimum");
-        found
+        assert_eq!((self.min_key, self.min_bucket), self.find_min(), "the kept minimum is the minimum");
+        (self.min_key != u128::MAX).then_some(Time((self.min_key >> 64) as u64))
     }
     pub fn len(&self) -> usize {
         self.near + self.far.len()
