@@ -27,9 +27,8 @@ pub enum NonEct {
     Drop,
 }
 
-/// Counters of one queue (or of the whole port); `repr(C)`: the per-packet ones first.
+/// Counters of one queue (or of the whole port), as reported.
 #[derive(Clone, Debug, Default)]
-#[repr(C)]
 pub struct Counters {
     pub arrived_pkts: u64,
     pub arrived_bytes: u64,
@@ -63,32 +62,70 @@ impl Counters {
     }
 }
 
-/// One queue's record. What an enqueue or a dequeue of the queue reads and writes (FIFO, backlog, weight,
-/// occupancy sums, arrival and departure counters) sits together at its start, so the markers' and the
-/// port's accesses to one queue share a few cache lines.
+/// One queue's record. What every enqueue and dequeue of the queue reads and writes fills its first two
+/// lines: the FIFO, backlog, weight and departure counters, then the occupancy sums. What it is offered is not
+/// counted there but derived (sent + dropped + waiting), which spares every enqueue a third line; the port
+/// counts its arrivals for the conservation check. Marks and drops follow, touched only when they happen.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Queue {
     fifo: VecDeque<Waiting>,
-    /// Backlog: bytes and packets waiting.
+    /// Backlog: bytes waiting (the packets waiting are the FIFO's length).
     pub bytes: u64,
-    pub pkts: u32,
     /// The scheduler's weight for this queue as markers read it (w_i; see `AnyScheduler::weights`).
     pub weight: u64,
+    /// Packets and wire bytes dequeued for transmission.
+    sent_pkts: u64,
+    sent_bytes: u64,
     pub occupancy: Occupancy,
-    pub counters: Counters,
+    marks: [u64; MarkReason::ALL.len()],
+    drops: [u64; DropReason::ALL.len()],
+    /// Wire bytes of the packets dropped, by any reason.
+    dropped_bytes: u64,
+    /// Mark verdicts on non-ECT packets that passed unmarked.
+    non_ect_passed: u64,
 }
+
+const _: () = assert!(std::mem::offset_of!(Queue, occupancy) == 64, "a queue's per-packet fields fill one line");
 
 impl Queue {
     pub fn new(weight: u64, histogram: bool) -> Queue {
         Queue {
             fifo: VecDeque::new(),
             bytes: 0,
-            pkts: 0,
             weight,
+            sent_pkts: 0,
+            sent_bytes: 0,
             occupancy: Occupancy::new(histogram),
-            counters: Counters::default(),
+            marks: Default::default(),
+            drops: Default::default(),
+            dropped_bytes: 0,
+            non_ect_passed: 0,
         }
+    }
+
+    /// Packets waiting.
+    pub fn pkts(&self) -> u64 {
+        self.fifo.len() as u64
+    }
+
+    /// The queue's counters; arrivals are what was sent, dropped, or still waits.
+    pub fn counters(&self) -> Counters {
+        let dropped: u64 = self.drops.iter().sum();
+        Counters {
+            arrived_pkts: self.sent_pkts + dropped + self.pkts(),
+            arrived_bytes: self.sent_bytes + self.dropped_bytes + self.bytes,
+            sent_pkts: self.sent_pkts,
+            sent_bytes: self.sent_bytes,
+            marks: self.marks,
+            drops: self.drops,
+            non_ect_passed: self.non_ect_passed,
+        }
+    }
+
+    fn count_drop(&mut self, reason: DropReason, wire: u64) {
+        self.drops[reason as usize] += 1;
+        self.dropped_bytes += wire;
     }
 }
 
@@ -167,6 +204,8 @@ pub struct Port {
     /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
     /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3); `u64::MAX`: none.
     arrival_backlog_min: u64,
+    /// Packets offered to the port, counted on their own (the queues derive theirs) for the conservation check.
+    pub arrived_pkts: u64,
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
     pub cfg: PortConfig,
@@ -228,6 +267,7 @@ impl Port {
             tx_wire: 0,
             tx_owes: TxEnd::Nothing,
             arrival_backlog_min: u64::MAX,
+            arrived_pkts: 0,
             occupancy: Occupancy::new(histogram),
             busy_time: Time::ZERO,
             at_window_start: (Counters::default(), Time::ZERO),
@@ -266,12 +306,11 @@ impl Port {
     /// Every queue change: the queue's and the port's lengths and their occupancy statistics. Inlined at its
     /// two call sites (enqueue, dequeue): as a call, saving and restoring registers cost as much as its body.
     #[inline(always)]
-    fn set_len(&mut self, now: Time, q: usize, bytes: u64, pkts: u32) {
+    fn set_len(&mut self, now: Time, q: usize, bytes: u64) {
         let multi_queue = self.queues.len() > 1;
         let queue = &mut self.queues[q];
         let port_bytes = self.port_bytes + bytes - queue.bytes;
         queue.bytes = bytes;
-        queue.pkts = pkts;
         queue.occupancy.set(now, bytes);
         self.port_bytes = port_bytes;
         if multi_queue {
@@ -281,7 +320,7 @@ impl Port {
 
     /// Applies a marker verdict to a packet; returns the drop reason if it must go.
     fn apply(&mut self, q: usize, v: Verdict, p: &mut Packet, now: Time) -> Result<bool, DropReason> {
-        let c = &mut self.queues[q].counters;
+        let c = &mut self.queues[q];
         match v {
             Verdict::Pass => Ok(false),
             Verdict::Drop(r) => Err(r),
@@ -328,12 +367,10 @@ impl Port {
         self.settle(now);
         let backlog = self.port_bytes + if self.tx_end > now { self.tx_wire as u64 } else { 0 };
         self.arrival_backlog_min = self.arrival_backlog_min.min(backlog);
-        let c = &mut self.queues[q].counters;
-        c.arrived_pkts += 1;
-        c.arrived_bytes += wire;
+        self.arrived_pkts += 1;
         let pool_bytes = shared.as_ref().map_or(0, |s| s.used + wire);
         if !self.admits(q, p.class, wire, &shared) {
-            self.queues[q].counters.drops[DropReason::BufferFull as usize] += 1;
+            self.queues[q].count_drop(DropReason::BufferFull, wire);
             return Admit::Dropped(DropReason::BufferFull);
         }
         // The arriving packet counts toward the occupancy the marker sees.
@@ -345,7 +382,7 @@ impl Port {
         let marked = match self.apply(q, verdict, p, now) {
             Ok(m) => m,
             Err(r) => {
-                self.queues[q].counters.drops[r as usize] += 1;
+                self.queues[q].count_drop(r, wire);
                 return Admit::Dropped(r);
             }
         };
@@ -353,9 +390,9 @@ impl Port {
             s.used += wire;
             s.occupancy.set(now, s.used);
         }
-        let (b, n) = (self.queues[q].bytes + wire, self.queues[q].pkts + 1);
+        let b = self.queues[q].bytes + wire;
         self.queues[q].fifo.push_back(Waiting { id, wire: wire as u32, since: now });
-        self.set_len(now, q, b, n);
+        self.set_len(now, q, b);
         self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
         Admit::Queued { queue: q, marked }
     }
@@ -378,9 +415,10 @@ impl Port {
             if let Some(ahead) = fifo.get(FIFO_LOOKAHEAD) {
                 crate::packet::prefetch(ahead);
             }
-            let (b, n) = (self.queues[q].bytes - wire as u64, self.queues[q].pkts - 1);
-            self.set_len(now, q, b, n);
-            self.sched.on_dequeue(q, wire, n == 0, now, &mut self.marker);
+            let emptied = fifo.is_empty();
+            let b = self.queues[q].bytes - wire as u64;
+            self.set_len(now, q, b);
+            self.sched.on_dequeue(q, wire, emptied, now, &mut self.marker);
             let pool_bytes = match shared.as_deref_mut() {
                 Some(s) => {
                     s.used -= wire as u64;
@@ -396,13 +434,13 @@ impl Port {
             let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
             match self.apply(q, verdict, p, now) {
                 Ok(marked) => {
-                    let c = &mut self.queues[q].counters;
+                    let c = &mut self.queues[q];
                     c.sent_pkts += 1;
                     c.sent_bytes += wire as u64;
                     return Some(Departure { id, queue: q, wire: Bytes(wire as u64), marked });
                 }
                 Err(r) => {
-                    self.queues[q].counters.drops[r as usize] += 1;
+                    self.queues[q].count_drop(r, wire as u64);
                     dropped.push((id, q, r));
                 }
             }
@@ -474,9 +512,8 @@ impl Port {
         let start = now.max(self.nic_free_at);
         self.nic_free_at = start + tx;
         self.busy_time += tx;
-        let c = &mut self.queues[0].counters;
-        c.arrived_pkts += 1;
-        c.arrived_bytes += wire.0;
+        self.arrived_pkts += 1;
+        let c = &mut self.queues[0];
         c.sent_pkts += 1;
         c.sent_bytes += wire.0;
         self.nic_free_at + self.cfg.delay
@@ -502,7 +539,7 @@ impl Port {
 
     /// Packets waiting in the queues (not counting the one in transmission).
     pub fn queued_pkts(&self) -> u64 {
-        self.queues.iter().map(|q| q.pkts as u64).sum()
+        self.queues.iter().map(Queue::pkts).sum()
     }
 
     /// Occupancy statistics of the whole port (with one queue, the queue's own).
@@ -538,7 +575,7 @@ impl Port {
     pub fn counters(&self) -> Counters {
         let mut t = Counters::default();
         for q in &self.queues {
-            let c = &q.counters;
+            let c = &q.counters();
             t.arrived_pkts += c.arrived_pkts;
             t.arrived_bytes += c.arrived_bytes;
             t.sent_pkts += c.sent_pkts;
@@ -620,5 +657,29 @@ mod tests {
         assert_eq!(t_round(&p), 8e6);
         assert!(event, "two packets still wait");
         assert_eq!(end2, end + Time::from_ns(1200));
+    }
+
+    #[test]
+    fn derived_arrivals_equal_what_was_offered() {
+        // A 4 500 B buffer offered six packets of 1 000–2 000 B: some are dropped, two are sent, the rest wait.
+        let mut p = mqecn_port();
+        p.cfg.buffer = Bytes(4_500);
+        let mut pool = PacketPool::default();
+        let sizes = [1_000u32, 2_000, 1_500, 2_000, 1_000, 1_200];
+        for (i, &wire) in sizes.iter().enumerate() {
+            let id = pool.alloc(Packet { wire, ..Packet::default() });
+            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, &mut pool, None) {
+                pool.free(id);
+            }
+            if i == 1 || i == 3 {
+                let sent = p.dequeue(Time::from_ns(10 * i as u64 + 5), &mut pool, None, &mut vec![]).expect("queued");
+                pool.free(sent.id);
+            }
+        }
+        let c = p.counters();
+        assert_eq!((c.arrived_pkts, c.arrived_bytes), (6, sizes.iter().map(|&w| w as u64).sum()));
+        assert_eq!(c.arrived_pkts, p.arrived_pkts, "the port's own count");
+        assert_eq!(c.sent_pkts + c.total_drops() + p.queued_pkts(), 6);
+        assert!(c.total_drops() > 0 && p.queued_pkts() > 0, "the case covers drops and waiting packets");
     }
 }

@@ -261,7 +261,7 @@ impl Sim {
             let queues: Vec<Value> = p
                 .queues
                 .iter_mut()
-                .map(|q| json!({"counters": counters_json(&q.counters), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
+                .map(|q| json!({"counters": counters_json(&q.counters()), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
                 .collect();
             let c0 = &p.at_window_start.0;
             let mut v = json!({
