@@ -19,18 +19,22 @@ pub enum Shape {
     Linear { k_min: Bytes, k_max: Bytes, p_max: f64, rng: Rng },
 }
 
+/// `repr(C)`, what every enqueue reads first and the shape last: with a step shape the fields an enqueue
+/// touches fill 56 bytes, one line of the port's record.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct MqEcn {
-    pub shape: Shape,
-    pub beta: f64,
-    /// Idle decay period (one MTU time by default).
-    pub t_idle: Time,
+    /// The round-time estimate, in picoseconds (f64: it is an EWMA).
+    pub t_round: f64,
+    /// When the port went idle (`Time::MAX`: it is busy, or its idle time was already folded in).
+    idle_since: Time,
     /// Bit q set: queue q is served by round robin (else K_std applies). A mask, not a vector: it lives in
     /// the port's own lines rather than in an allocation of its own.
     round_robin: u64,
-    /// The round-time estimate, in picoseconds (f64: it is an EWMA).
-    pub t_round: f64,
-    idle_since: Option<Time>,
+    pub beta: f64,
+    /// Idle decay period (one MTU time by default).
+    pub t_idle: Time,
+    pub shape: Shape,
 }
 
 impl MqEcn {
@@ -38,7 +42,7 @@ impl MqEcn {
     pub fn new(shape: Shape, beta: f64, t_idle: Time, round_robin: &[bool]) -> MqEcn {
         assert!(round_robin.len() <= 64, "MQ-ECN supports at most 64 queues per port");
         let mask = round_robin.iter().enumerate().fold(0u64, |m, (q, &rr)| m | (rr as u64) << q);
-        MqEcn { shape, beta, t_idle, round_robin: mask, t_round: 0.0, idle_since: None }
+        MqEcn { shape, beta, t_idle, round_robin: mask, t_round: 0.0, idle_since: Time::MAX }
     }
 
     fn is_round_robin(&self, q: usize) -> bool {
@@ -56,7 +60,7 @@ impl MqEcn {
     }
 
     pub fn on_idle(&mut self, now: Time) {
-        self.idle_since = Some(now);
+        self.idle_since = now;
     }
 
     /// The scale factor min(quantum_i / (C · T_round), 1) of queue q.
@@ -69,7 +73,8 @@ impl MqEcn {
     }
 
     fn decay_idle(&mut self, now: Time) {
-        if let Some(since) = self.idle_since.take() {
+        let since = std::mem::replace(&mut self.idle_since, Time::MAX);
+        if since != Time::MAX {
             if self.t_idle > Time::ZERO {
                 let periods = now.saturating_sub(since).0 / self.t_idle.0;
                 // β^0 = 1 and 0·β^n = 0: skip the power when it cannot change T_round.

@@ -416,6 +416,9 @@ impl Port {
                 crate::packet::prefetch(ahead);
             }
             let emptied = fifo.is_empty();
+            if emptied {
+                fifo.clear();
+            }
             let b = self.queues[q].bytes - wire as u64;
             self.set_len(now, q, b);
             self.sched.on_dequeue(q, wire, emptied, now, &mut self.marker);

@@ -31,8 +31,6 @@ struct Slot {
     credit: u64,
     /// T_start: when the queue last joined the tail.
     started: Time,
-    /// On the active list.
-    listed: bool,
     /// The queue after this one on the active list (`END` at the tail).
     next: u32,
 }
@@ -47,6 +45,9 @@ pub struct RoundRobin<B> {
     /// once, in service order, from `head` to `tail`. No allocation of its own, no extra cache line.
     head: u32,
     tail: u32,
+    /// Bit q: queue q is on the active list. Here rather than in the slots, so an arrival to a queue that
+    /// is already listed reads only the scheduler's own record, not its slot's line.
+    listed: u64,
     /// The head of the active list is in its turn (quantum credited) / has sent something in it.
     in_turn: bool,
     sent_in_turn: bool,
@@ -54,15 +55,17 @@ pub struct RoundRobin<B> {
 }
 
 impl<B: TurnBudget> RoundRobin<B> {
-    /// One queue per quantum; quanta of 0 are raised to 1 byte so every turn can make progress.
+    /// One queue per quantum (at most 64); quanta of 0 are raised to 1 byte so every turn can make progress.
     pub fn new(quanta: Vec<u64>) -> Self {
+        assert!(quanta.len() <= 64, "round robin over {} queues: at most 64", quanta.len());
         RoundRobin {
             slots: quanta
                 .into_iter()
-                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, listed: false, next: END })
+                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, next: END })
                 .collect(),
             head: END,
             tail: END,
+            listed: 0,
             in_turn: false,
             sent_in_turn: false,
             budget: std::marker::PhantomData,
@@ -78,7 +81,7 @@ impl<B: TurnBudget> RoundRobin<B> {
     }
 
     pub fn on_enqueue(&mut self, q: usize, now: Time, ev: &mut impl RoundSink) {
-        if !self.slots[q].listed {
+        if self.listed & (1 << q) == 0 {
             self.join(q, now, ev);
         }
     }
@@ -133,7 +136,7 @@ impl<B: TurnBudget> RoundRobin<B> {
         self.tail = q as u32;
         let s = &mut self.slots[q];
         s.next = END;
-        s.listed = true;
+        self.listed |= 1 << q;
         s.started = now;
         ev.round(RoundEvent::Joined { queue: q, at: now });
     }
@@ -146,7 +149,7 @@ impl<B: TurnBudget> RoundRobin<B> {
         let h = self.head as usize;
         let s = &mut self.slots[h];
         self.head = s.next;
-        s.listed = false;
+        self.listed &= !(1 << h);
         self.in_turn = false;
         B::end_turn(&mut s.credit, emptied);
         ev.round(RoundEvent::TurnEnded { queue: h, started: s.started, at: now });

@@ -272,6 +272,8 @@ impl Sim {
             // Its header is read when it arrives: start loading it now.
             self.pool.prefetch(next.id);
             self.schedule(next.at, Event::Arrive { port, id: next.id });
+        } else {
+            pipe.clear();
         }
         self.deliver(port, id, head.hop);
     }
