@@ -195,8 +195,8 @@ pub struct Port {
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
     pub queues: Box<[Queue]>,
-    /// Time the transmitter spent busy (for utilisation).
-    pub busy_time: Time,
+    /// Time the transmitter spent busy as a switch port (for utilisation).
+    busy_time: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate), else 0.
     ps_per_byte: u64,
     /// PFC: the queues the downstream's pauses leave unservable.
@@ -204,14 +204,13 @@ pub struct Port {
     /// Over the window: the smallest backlog (queued bytes + the packet in transmission) an arriving packet
     /// found, i.e. what a switch logging "the queue at every arrival" sees (ECN* §3.2.3); `u64::MAX`: none.
     arrival_backlog_min: u64,
-    /// Packets offered to the port, counted on their own (the queues derive theirs) for the conservation check.
-    pub arrived_pkts: u64,
+    /// Packets offered to its queues, counted on their own (the queues derive theirs) for the conservation
+    /// check; a NIC counts its own (`Nic`).
+    arrived_pkts: u64,
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
     pub cfg: PortConfig,
     pub occupancy: Occupancy,
-    /// A host NIC: when its transmitter is next free.
-    nic_free_at: Time,
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
     pub first_mark: Option<(Time, u32)>,
@@ -223,6 +222,39 @@ pub struct Port {
     pub pause: PauseState,
     /// Counters and busy time when the statistics window opened.
     pub at_window_start: (Counters, Time),
+    nic: Nic,
+}
+
+/// A host NIC: a FIFO at line rate that never marks or drops, so it needs no queue. All a host's send reads
+/// and writes is here, in one line of its own (copies of the rate and delay included), not spread over the
+/// port record's lines and its first queue's.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Nic {
+    /// When its transmitter is next free.
+    free_at: Time,
+    ps_per_byte: u64,
+    rate: Rate,
+    delay: Time,
+    /// Packets and wire bytes sent, and the time spent sending them.
+    sent_pkts: u64,
+    sent_bytes: u64,
+    busy_time: Time,
+}
+
+impl Nic {
+    fn tx_time(&self, wire: Bytes) -> Time {
+        serialization(self.ps_per_byte, self.rate, wire)
+    }
+}
+
+/// The time to serialize `wire` bytes: by `ps_per_byte` when it is a whole number (not 0), else by the rate.
+#[inline]
+fn serialization(ps_per_byte: u64, rate: Rate, wire: Bytes) -> Time {
+    match ps_per_byte {
+        0 => rate.tx_time(wire),
+        k => Time(wire.0 * k),
+    }
 }
 
 /// What the end of a port's transmission owes (DESIGN: a departure is processed at the instant the last bit
@@ -257,6 +289,7 @@ impl Port {
     pub fn new(cfg: PortConfig, sched: AnyScheduler, marker: AnyMarker, histogram: bool) -> Port {
         let n = cfg.queues as usize;
         let weights = sched.weights(n);
+        let ps_per_byte = if (8 * PS_PER_S).is_multiple_of(cfg.rate.0) { 8 * PS_PER_S / cfg.rate.0 } else { 0 };
         Port {
             weight_sum: weights.iter().sum(),
             queues: weights.into_iter().map(|w| Queue::new(w, histogram)).collect(),
@@ -275,8 +308,8 @@ impl Port {
             late: Default::default(),
             late_pending: Time::MAX,
             shared: None,
-            nic_free_at: Time::ZERO,
-            ps_per_byte: if (8 * PS_PER_S).is_multiple_of(cfg.rate.0) { 8 * PS_PER_S / cfg.rate.0 } else { 0 },
+            ps_per_byte,
+            nic: Nic { ps_per_byte, rate: cfg.rate, delay: cfg.delay, ..Nic::default() },
             pause: PauseState::default(),
             paused_queues: 0,
             lossless: 0,
@@ -491,13 +524,10 @@ impl Port {
         }
     }
 
-    /// A NIC sends `wire` bytes FIFO at line rate: returns when the last bit reaches the far end.
+    /// The time to serialize `wire` bytes at the port's rate.
     #[inline]
     pub fn tx_time(&self, wire: Bytes) -> Time {
-        match self.ps_per_byte {
-            0 => self.cfg.rate.tx_time(wire),
-            k => Time(wire.0 * k),
-        }
+        serialization(self.ps_per_byte, self.cfg.rate, wire)
     }
 
     /// Over the window: the smallest backlog an arriving packet found (`None` if none arrived).
@@ -505,21 +535,32 @@ impl Port {
         (self.arrival_backlog_min != u64::MAX).then_some(self.arrival_backlog_min)
     }
 
-    /// How long a NIC needs to send what it already holds.
-    pub fn nic_backlog(&self, now: Time) -> Time {
-        self.nic_free_at.saturating_sub(now)
+    /// How long a NIC needs to send what it holds beyond its first `limit` bytes (zero if no more).
+    #[inline]
+    pub fn nic_excess(&self, now: Time, limit: Bytes) -> Time {
+        self.nic.free_at.saturating_sub(now).saturating_sub(self.nic.tx_time(limit))
     }
 
+    /// A NIC sends `wire` bytes FIFO at line rate: returns when the last bit reaches the far end.
+    #[inline]
     pub fn nic_transmit(&mut self, now: Time, wire: Bytes) -> Time {
-        let tx = self.tx_time(wire);
-        let start = now.max(self.nic_free_at);
-        self.nic_free_at = start + tx;
-        self.busy_time += tx;
-        self.arrived_pkts += 1;
-        let c = &mut self.queues[0];
-        c.sent_pkts += 1;
-        c.sent_bytes += wire.0;
-        self.nic_free_at + self.cfg.delay
+        let nic = &mut self.nic;
+        let tx = nic.tx_time(wire);
+        nic.free_at = now.max(nic.free_at) + tx;
+        nic.busy_time += tx;
+        nic.sent_pkts += 1;
+        nic.sent_bytes += wire.0;
+        nic.free_at + nic.delay
+    }
+
+    /// Packets offered: to the queues, or sent by the NIC (which holds none back).
+    pub fn arrived_pkts(&self) -> u64 {
+        self.arrived_pkts + self.nic.sent_pkts
+    }
+
+    /// Time the transmitter spent busy, as a switch port's or as a NIC's.
+    fn busy_time(&self) -> Time {
+        self.busy_time + self.nic.busy_time
     }
 
     /// A PAUSE or RESUME from downstream for priority `prio`; returns whether anything changed.
@@ -560,7 +601,7 @@ impl Port {
         for q in &mut self.queues {
             q.occupancy.reset(now);
         }
-        self.at_window_start = (self.counters(), self.busy_time.saturating_sub(self.busy_ahead(now)));
+        self.at_window_start = (self.counters(), self.busy_time().saturating_sub(self.busy_ahead(now)));
         self.arrival_backlog_min = u64::MAX;
     }
 
@@ -571,10 +612,11 @@ impl Port {
 
     /// Fraction of [window start, now] the transmitter was busy.
     pub fn utilization(&self, now: Time, window: Time) -> f64 {
-        let busy = self.busy_time.saturating_sub(self.busy_ahead(now)).saturating_sub(self.at_window_start.1);
+        let busy = self.busy_time().saturating_sub(self.busy_ahead(now)).saturating_sub(self.at_window_start.1);
         busy.as_secs_f64() / window.as_secs_f64().max(1e-12)
     }
 
+    /// The port's counters: its queues' summed, and a NIC's sends as arrived and sent.
     pub fn counters(&self) -> Counters {
         let mut t = Counters::default();
         for q in &self.queues {
@@ -591,6 +633,11 @@ impl Port {
                 t.drops[i] += c.drops[i];
             }
         }
+        let nic = &self.nic;
+        t.arrived_pkts += nic.sent_pkts;
+        t.arrived_bytes += nic.sent_bytes;
+        t.sent_pkts += nic.sent_pkts;
+        t.sent_bytes += nic.sent_bytes;
         t
     }
 }
@@ -681,8 +728,28 @@ mod tests {
         }
         let c = p.counters();
         assert_eq!((c.arrived_pkts, c.arrived_bytes), (6, sizes.iter().map(|&w| w as u64).sum()));
-        assert_eq!(c.arrived_pkts, p.arrived_pkts, "the port's own count");
+        assert_eq!(c.arrived_pkts, p.arrived_pkts(), "the port's own count");
         assert_eq!(c.sent_pkts + c.total_drops() + p.queued_pkts(), 6);
         assert!(c.total_drops() > 0 && p.queued_pkts() > 0, "the case covers drops and waiting packets");
+    }
+
+    #[test]
+    fn a_nic_sends_back_to_back_at_line_rate_and_counts_what_it_sent() {
+        // 10 Gb/s: 1500 B take 1.2 us; the link adds 1 us.
+        let mut p = mqecn_port();
+        let t0 = Time::from_us(5);
+        assert_eq!(p.nic_transmit(t0, Bytes(1500)), t0 + Time::from_ns(1200) + Time::from_us(1));
+        // Sent at once, before the first is out: it waits for it.
+        assert_eq!(p.nic_transmit(t0, Bytes(1500)), t0 + Time::from_ns(2400) + Time::from_us(1));
+        // The NIC holds 2.4 us of bytes, 1.2 us beyond a 1500-byte limit, which it has drained 1.2 us later.
+        assert_eq!(p.nic_excess(t0, Bytes(1500)), Time::from_ns(1200));
+        assert_eq!(p.nic_excess(t0 + Time::from_ns(1200), Bytes(1500)), Time::ZERO);
+        // Idle from 7.4 us: one sent at 10 us starts at once.
+        let t1 = Time::from_us(10);
+        assert_eq!(p.nic_transmit(t1, Bytes(64)), t1 + Time::from_ps(64 * 800) + Time::from_us(1));
+        let c = p.counters();
+        assert_eq!((c.arrived_pkts, c.sent_pkts, c.sent_bytes), (3, 3, 3064));
+        assert_eq!(p.arrived_pkts(), 3, "a NIC counts what it was offered as sent");
+        assert_eq!(p.busy_time(), Time::from_ns(2400) + Time::from_ps(64 * 800));
     }
 }

@@ -572,7 +572,7 @@ impl Sim {
     /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent.
     fn nic_full(&self, host: u32) -> bool {
         let port = &self.ports[self.net.host_port[host as usize] as usize];
-        port.nic_backlog(self.now) > port.tx_time(self.tcp.nic_limit)
+        port.nic_excess(self.now, self.tcp.nic_limit) > Time::ZERO
     }
 
     /// PFC paused the priority of the flow's data at its host's NIC.
@@ -600,7 +600,7 @@ impl Sim {
             return;
         }
         let port = &self.ports[self.net.host_port[host as usize] as usize];
-        let at = self.now + port.nic_backlog(self.now).saturating_sub(port.tx_time(self.tcp.nic_limit));
+        let at = self.now + port.nic_excess(self.now, self.tcp.nic_limit);
         self.schedule(at, Event::NicReady { host });
     }
 
@@ -799,11 +799,11 @@ impl Sim {
         for (i, p) in self.ports.iter().enumerate() {
             // The queues derive their arrivals from what they sent, dropped and hold; the port counts its own.
             let c = p.counters();
-            if p.arrived_pkts != c.arrived_pkts {
+            if p.arrived_pkts() != c.arrived_pkts {
                 return Err(format!(
                     "port {}: arrived {} ≠ dropped {} + queued {} + sent {}",
                     self.net.ports[i].name(),
-                    p.arrived_pkts,
+                    p.arrived_pkts(),
                     c.total_drops(),
                     p.queued_pkts(),
                     c.sent_pkts
