@@ -74,13 +74,11 @@ impl MqEcn {
 
     fn decay_idle(&mut self, now: Time) {
         let since = std::mem::replace(&mut self.idle_since, Time::MAX);
-        if since != Time::MAX {
-            if self.t_idle > Time::ZERO {
-                let periods = now.saturating_sub(since).0 / self.t_idle.0;
-                // β^0 = 1 and 0·β^n = 0: skip the power when it cannot change T_round.
-                if periods > 0 && self.t_round != 0.0 {
-                    self.t_round *= self.beta.powi(periods.min(i32::MAX as u64) as i32);
-                }
+        if since != Time::MAX && self.t_idle > Time::ZERO {
+            let periods = now.saturating_sub(since).0 / self.t_idle.0;
+            // β^0 = 1 and 0·β^n = 0: skip the power when it cannot change T_round.
+            if periods > 0 && self.t_round != 0.0 {
+                self.t_round *= self.beta.powi(periods.min(i32::MAX as u64) as i32);
             }
         }
     }
