@@ -4,7 +4,7 @@
 pub mod pfc;
 
 use crate::units::{Bytes, Rate, Time};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
@@ -106,6 +106,7 @@ impl Network {
         // BFS from each destination host over switches; next hops are neighbours one step closer.
         net.routes = vec![(0, 0); switches * hosts];
         let mut dist = vec![u32::MAX; hosts + switches];
+        let mut hop_sets: HashMap<Vec<u32>, u32> = HashMap::new();
         for dst in 0..hosts {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[dst] = 0;
@@ -134,8 +135,19 @@ impl Network {
                 if n == 0 {
                     return Err(format!("switch s{s} has no route to host h{dst}"));
                 }
-                net.routes[s * hosts + dst] =
-                    if n == 1 { (net.next_ports.pop().expect("one next hop"), 1) } else { (start, n as u16) };
+                net.routes[s * hosts + dst] = if n == 1 {
+                    (net.next_ports.pop().expect("one next hop"), 1)
+                } else {
+                    // Most destinations share a switch's set of next hops (a leaf's uplinks): store each set
+                    // once, so the table a host's every send reads stays small enough for the cache.
+                    let set = net.next_ports.split_off(start as usize);
+                    let len = net.next_ports.len() as u32;
+                    let at = *hop_sets.entry(set).or_insert_with_key(|set| {
+                        net.next_ports.extend_from_slice(set);
+                        len
+                    });
+                    (at, n as u16)
+                };
             }
         }
         let widest = net.routes.iter().map(|&(_, n)| n as u32).max().unwrap_or(0);
@@ -248,6 +260,22 @@ mod tests {
             counts[(net.ports[p as usize].to == s1) as usize] += 1;
         }
         assert!(counts.iter().all(|&c| (4500..5500).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn a_leafs_uplinks_are_stored_once_for_every_remote_host() {
+        // Two leaves of two hosts, two spines: each leaf reaches the other leaf's two hosts over the same two
+        // uplinks, so the ECMP table holds one set per leaf, and both destinations hash onto it alike.
+        let (l0, l1, s0, s1) = (Node::Switch(0), Node::Switch(1), Node::Switch(2), Node::Switch(3));
+        let mut links: Vec<_> = (0..4).map(|h| link(Node::Host(h), [l0, l1][h as usize / 2], 10, 1)).collect();
+        links.extend([link(l0, s0, 10, 1), link(l0, s1, 10, 1), link(l1, s0, 10, 1), link(l1, s1, 10, 1)]);
+        let net = Network::build(4, 4, &links, Bytes(1500)).unwrap();
+        assert_eq!(net.next_ports.len(), 4, "{:?}", net.next_ports);
+        for f in 0..100u64 {
+            let hash = f.wrapping_mul(0x2545_F491_4F6C_DD1D);
+            assert_eq!(net.route(0, 2, hash), net.route(0, 3, hash));
+            assert_eq!(net.ports[net.route(0, 2, hash) as usize].from, l0);
+        }
     }
 
     #[test]
