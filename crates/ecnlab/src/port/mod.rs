@@ -129,27 +129,30 @@ impl Queue {
     }
 }
 
-/// Entries ahead of the head whose line a dequeue asks the CPU to load (four entries share a line): a queue
+/// Entries ahead of the head whose line a dequeue asks the CPU to load (a line and a half ahead): a queue
 /// that waited was written long ago, and its next entries are read one by one as it drains.
 const FIFO_LOOKAHEAD: usize = 4;
 
 /// A packet in a queue's FIFO with what its dequeue needs (its size for the scheduler and the transmitter,
-/// its enqueue time for the sojourn), so serving it reads the packet itself only when a marker marks it: a
-/// packet that waited is usually no longer in cache.
+/// its enqueue time for the sojourn, where it goes next), so serving it reads the packet itself only when a
+/// marker marks it: a packet that waited is usually no longer in cache.
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
     id: PacketId,
     wire: u32,
     since: Time,
+    hop: u32,
 }
 
-/// A packet the port put on the wire: its queue, its size, and whether the dequeue marker marked it.
+/// A packet the port put on the wire: its queue, its size, whether the dequeue marker marked it, and the
+/// `hop` it was queued with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Departure {
     pub id: PacketId,
     pub queue: usize,
     pub wire: Bytes,
     pub marked: bool,
+    pub hop: u32,
 }
 
 /// Static configuration of a port, resolved to bytes. `repr(C)` in 64 bytes: one line of the port's record.
@@ -387,10 +390,12 @@ impl Port {
             && shared.as_ref().is_none_or(|s| s.admits(q, self.queues[q].bytes, wire))
     }
 
+    /// `hop`: where the packet goes beyond this port's link (opaque here), handed back at its departure.
     pub fn enqueue(
         &mut self,
         now: Time,
         id: PacketId,
+        hop: u32,
         pool: &mut PacketPool,
         shared: Option<&mut SharedBuffer>,
     ) -> Admit {
@@ -424,7 +429,7 @@ impl Port {
             s.occupancy.set(now, s.used);
         }
         let b = self.queues[q].bytes + wire;
-        self.queues[q].fifo.push_back(Waiting { id, wire: wire as u32, since: now });
+        self.queues[q].fifo.push_back(Waiting { id, wire: wire as u32, since: now, hop });
         self.set_len(now, q, b);
         self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
         Admit::Queued { queue: q, marked }
@@ -444,7 +449,7 @@ impl Port {
             let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
             let q = picked?;
             let fifo = &mut self.queues[q].fifo;
-            let Waiting { id, wire, since } = fifo.pop_front().expect("scheduler picked an empty queue");
+            let Waiting { id, wire, since, hop } = fifo.pop_front().expect("scheduler picked an empty queue");
             if let Some(ahead) = fifo.get(FIFO_LOOKAHEAD) {
                 crate::packet::prefetch(ahead);
             }
@@ -473,7 +478,7 @@ impl Port {
                     let c = &mut self.queues[q];
                     c.sent_pkts += 1;
                     c.sent_bytes += wire as u64;
-                    return Some(Departure { id, queue: q, wire: Bytes(wire as u64), marked });
+                    return Some(Departure { id, queue: q, wire: Bytes(wire as u64), marked, hop });
                 }
                 Err(r) => {
                     self.queues[q].count_drop(r, wire as u64);
@@ -672,7 +677,7 @@ mod tests {
 
     fn send_one(p: &mut Port, pool: &mut PacketPool, now: Time) -> (Time, bool) {
         let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        assert!(matches!(p.enqueue(now, id, pool, None), Admit::Queued { .. }));
+        assert!(matches!(p.enqueue(now, id, 0, pool, None), Admit::Queued { .. }));
         let id = p.dequeue(now, pool, None, &mut vec![]).expect("queued").id;
         pool.free(id);
         p.transmit(now, Bytes(1500))
@@ -687,7 +692,7 @@ mod tests {
         // The next packet arrives 19.5 us after the last bit left (20.7 us after the transmission started):
         // one whole T_idle of idleness counted from the end, so T_round halves once (two periods from the start).
         let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        p.enqueue(end + Time::from_ns(19_500), id, &mut pool, None);
+        p.enqueue(end + Time::from_ns(19_500), id, 0, &mut pool, None);
         assert_eq!(t_round(&p), 4e6);
     }
 
@@ -697,7 +702,7 @@ mod tests {
         let (end, _) = send_one(&mut p, &mut pool, Time::ZERO);
         for i in 0..2 {
             let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-            p.enqueue(Time::from_ns(100 * (i + 1)), id, &mut pool, None);
+            p.enqueue(Time::from_ns(100 * (i + 1)), id, 0, &mut pool, None);
         }
         assert!(p.tx_event_needed(Time::from_ns(100)), "the first packet behind the transmission needs it");
         assert!(!p.tx_event_needed(Time::from_ns(200)), "already scheduled");
@@ -718,7 +723,7 @@ mod tests {
         let sizes = [1_000u32, 2_000, 1_500, 2_000, 1_000, 1_200];
         for (i, &wire) in sizes.iter().enumerate() {
             let id = pool.alloc(Packet { wire, ..Packet::default() });
-            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, &mut pool, None) {
+            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, 0, &mut pool, None) {
                 pool.free(id);
             }
             if i == 1 || i == 3 {

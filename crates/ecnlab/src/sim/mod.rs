@@ -61,9 +61,10 @@ pub struct Link {
 }
 
 /// A packet on a link: when its last bit reaches the far end and, when that is a switch, the egress port it
-/// takes there. Routing is a pure function of the switch, the destination and the flow, so it is done as the
-/// packet enters the link, while its header is in cache; on arrival the egress port's records then load
-/// beside the header instead of after it (16 bytes, as without `hop`: it fills the padding).
+/// takes there. Routing is a pure function of the switch, the destination and the flow, so it is done before
+/// the packet enters the link, while its header is in cache (at a host as it is sent, at a switch as it
+/// joins its queue); on arrival the egress port's records then load beside the header instead of after it
+/// (16 bytes, as without `hop`: it fills the padding).
 #[derive(Clone, Copy, Debug)]
 pub struct InFlight {
     pub at: Time,
@@ -237,7 +238,7 @@ impl Sim {
         }
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
         match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
-            Some(Departure { id, queue: q, wire, marked }) => {
+            Some(Departure { id, queue: q, wire, marked, hop }) => {
                 self.pfc_release(id);
                 let p = &mut self.ports[port as usize];
                 let (end, event) = p.transmit(now, wire);
@@ -245,7 +246,7 @@ impl Sim {
                 if event {
                     self.schedule(end, Event::TxDone { port });
                 }
-                self.put_on_link(port, at, id);
+                self.put_on_link(port, at, id, hop);
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
                     self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
@@ -278,18 +279,27 @@ impl Sim {
         self.deliver(port, id, head.hop);
     }
 
-    /// Where a packet entering `port`'s link goes at its far end: the egress port at a switch (ECMP by a
-    /// per-flow hash), recording the link as the packet's ingress there for PFC; nothing at a host.
+    /// Where a packet leaving by `port`'s link goes at its far end: the egress port at a switch (ECMP by a
+    /// per-flow hash), `u32::MAX` at a host. Routing is a pure function of the packet, so a switch port does
+    /// it as the packet joins its queue, while the header is in cache, and the FIFO keeps the answer for
+    /// the departure.
     #[inline(always)]
-    fn next_hop(&mut self, port: u32, id: PacketId) -> u32 {
+    fn next_hop(&self, port: u32, id: PacketId) -> u32 {
         match self.links[port as usize].far_end {
             Node::Switch(s) => {
-                let pkt = self.pool.get_mut(id);
-                pkt.ingress = port;
+                let pkt = self.pool.get(id);
                 let hash = (pkt.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.seed;
                 self.net.route(s, pkt.dst, hash)
             }
             Node::Host(_) => u32::MAX,
+        }
+    }
+
+    /// PFC: the packet reaches the far end of `port`'s link, which is its ingress there.
+    #[inline(always)]
+    fn set_ingress(&mut self, port: u32, id: PacketId) {
+        if self.pfc.is_some() {
+            self.pool.get_mut(id).ingress = port;
         }
     }
 
@@ -307,9 +317,10 @@ impl Sim {
     }
 
     fn enqueue(&mut self, port: u32, id: PacketId) {
+        let hop = self.next_hop(port, id);
         let p = &mut self.ports[port as usize];
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
-        let admit = p.enqueue(self.now, id, &mut self.pool, shared);
+        let admit = p.enqueue(self.now, id, hop, &mut self.pool, shared);
         match admit {
             Admit::Queued { queue, marked } => {
                 self.pfc_hold(id);
@@ -436,13 +447,15 @@ impl Sim {
             }
             return;
         }
-        self.put_on_link(port, at, id);
+        let hop = self.next_hop(port, id);
+        self.put_on_link(port, at, id, hop);
     }
 
-    /// A packet enters `port`'s link, reaching its far end `at`; the link's head has the one pending `Arrive`.
+    /// A packet enters `port`'s link, reaching its far end `at` and going on to `hop` there (`next_hop`); the
+    /// link's head has the one pending `Arrive`.
     #[inline(always)]
-    fn put_on_link(&mut self, port: u32, at: Time, id: PacketId) {
-        let hop = self.next_hop(port, id);
+    fn put_on_link(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
+        self.set_ingress(port, id);
         let pipe = &mut self.links[port as usize].pipe;
         pipe.push_back(InFlight { at, id, hop });
         if pipe.len() == 1 {
@@ -467,6 +480,7 @@ impl Sim {
                 break;
             }
             self.ports[port as usize].late.pop();
+            self.set_ingress(port, id);
             let hop = self.next_hop(port, id);
             self.deliver(port, id, hop);
         }
