@@ -94,7 +94,8 @@ pub struct Packet {
     pub dst: u32,
     /// Size on the wire (headers included).
     pub wire: u32,
-    /// The link (upstream egress port id) it last arrived on at a switch: PFC's ingress accounting.
+    /// The link (upstream egress port id) it last arrived on at a switch: PFC's ingress accounting (kept only
+    /// when PFC is on).
     pub ingress: u32,
     /// Service class = queue index at switches.
     pub class: u8,
