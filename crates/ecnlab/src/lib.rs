@@ -19,8 +19,9 @@
 //!   experiment          experiment definitions (grids + checks), the runner, result tables
 //! ```
 //!
-//! A packet's life: a transport emits it → the host's NIC port → link pipe → switch routes it → egress
-//! port enqueue (marker may mark/drop) → scheduler picks it → dequeue (marker again) → link → host → transport.
+//! A packet's life: a transport emits it → the host's NIC port → link (a line of arrival events) → switch routes
+//! it → egress port enqueue (marker may mark/drop) → scheduler picks it → dequeue (marker again) → link → host
+//! → transport.
 //! Everything is owned by one `Sim` in `Vec`s indexed by ids; events name components, never hold state.
 
 pub mod builtin;

@@ -1,6 +1,4 @@
-//! A 4-ary min-heap of keyed events: where the event queue keeps events beyond its wheel's horizon.
-
-use super::Event;
+//! A 4-ary min-heap of keyed event nodes: where the event queue keeps events beyond its wheel's horizon.
 
 /// Children per heap node.
 const ARITY: usize = 4;
@@ -10,13 +8,13 @@ const ARITY: usize = 4;
 #[repr(C, align(64))]
 struct KeyLine([u128; ARITY]);
 
-/// Keys and events in separate arrays. What bounds a pop is its chain of dependent loads, one per level:
-/// four children per level halve the depth of a binary heap, and node i's key sits at slot i + 3 of
-/// cache-line-aligned storage, so the four children of a node (4i+1 … 4i+4) always share one line.
+/// Keys and the event queue's node ids in separate arrays. What bounds a pop is its chain of dependent loads,
+/// one per level: four children per level halve the depth of a binary heap, and node i's key sits at slot
+/// i + 3 of cache-line-aligned storage, so the four children of a node (4i+1 … 4i+4) always share one line.
 #[derive(Default)]
 pub(super) struct Heap {
     keys: Vec<KeyLine>,
-    events: Vec<Event>,
+    nodes: Vec<u32>,
 }
 
 impl Heap {
@@ -35,49 +33,49 @@ impl Heap {
     }
 
     #[inline(always)]
-    fn set(&mut self, i: usize, key: u128, event: Event) {
+    fn set(&mut self, i: usize, key: u128, node: u32) {
         let s = Self::slot(i);
-        debug_assert!(s / ARITY < self.keys.len() && i < self.events.len());
-        // SAFETY: as in `key`; `events` holds index i.
+        debug_assert!(s / ARITY < self.keys.len() && i < self.nodes.len());
+        // SAFETY: as in `key`; `nodes` holds index i.
         unsafe {
             *(self.keys.as_mut_ptr() as *mut u128).add(s) = key;
-            *self.events.get_unchecked_mut(i) = event;
+            *self.nodes.get_unchecked_mut(i) = node;
         }
     }
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.events.len()
+        self.nodes.len()
     }
 
     pub(super) fn min_key(&self) -> Option<u128> {
-        (!self.events.is_empty()).then(|| self.key(0))
+        (!self.nodes.is_empty()).then(|| self.key(0))
     }
 
-    pub(super) fn push(&mut self, key: u128, event: Event) {
-        let i = self.events.len();
+    pub(super) fn push(&mut self, key: u128, node: u32) {
+        let i = self.nodes.len();
         if Self::slot(i) / ARITY >= self.keys.len() {
             self.keys.push(KeyLine::default());
         }
-        self.events.push(event);
-        self.sift_up(i, key, event);
+        self.nodes.push(node);
+        self.sift_up(i, key, node);
     }
 
-    pub(super) fn pop(&mut self) -> Option<(u128, Event)> {
-        let first = *self.events.first()?;
+    pub(super) fn pop(&mut self) -> Option<(u128, u32)> {
+        let first = *self.nodes.first()?;
         let top = (self.key(0), first);
-        let last_event = self.events.pop().expect("a root");
-        let n = self.events.len();
+        let last_node = self.nodes.pop().expect("a root");
+        let n = self.nodes.len();
         if n > 0 {
             let last_key = self.key(n);
-            self.fill_root(last_key, last_event);
+            self.fill_root(last_key, last_node);
         }
         Some(top)
     }
 
-    /// Moves the hole at `i` up until `key` fits there, and puts the event in it.
+    /// Moves the hole at `i` up until `key` fits there, and puts the node in it.
     #[inline(always)]
-    fn sift_up(&mut self, mut i: usize, key: u128, event: Event) {
+    fn sift_up(&mut self, mut i: usize, key: u128, node: u32) {
         while i > 0 {
             let parent = (i - 1) / ARITY;
             let pk = self.key(parent);
@@ -85,18 +83,18 @@ impl Heap {
                 break;
             }
             // SAFETY: parent < i < len.
-            let pe = unsafe { *self.events.get_unchecked(parent) };
+            let pe = unsafe { *self.nodes.get_unchecked(parent) };
             self.set(i, pk, pe);
             i = parent;
         }
-        self.set(i, key, event);
+        self.set(i, key, node);
     }
 
     /// Puts `key` into the vacant root by bottom-up deletion (Wegener 1993): the hole sinks to a leaf along
     /// the smallest children, picked by a two-round tournament without data-dependent branches; `key` then
     /// rises from there, which is rarely more than a level.
-    fn fill_root(&mut self, key: u128, event: Event) {
-        let n = self.events.len();
+    fn fill_root(&mut self, key: u128, node: u32) {
+        let n = self.nodes.len();
         let mut i = 0;
         loop {
             let first = ARITY * i + 1;
@@ -112,10 +110,10 @@ impl Heap {
                 (first + 1..n).fold(first, |m, j| if self.key(j) < self.key(m) { j } else { m })
             };
             // SAFETY: child < n.
-            let ce = unsafe { *self.events.get_unchecked(child) };
+            let ce = unsafe { *self.nodes.get_unchecked(child) };
             self.set(i, self.key(child), ce);
             i = child;
         }
-        self.sift_up(i, key, event);
+        self.sift_up(i, key, node);
     }
 }

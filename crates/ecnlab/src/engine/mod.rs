@@ -13,9 +13,10 @@ use std::hint::select_unpredictable;
 pub enum Event {
     /// A port finished serializing the packet at its head.
     TxDone { port: u32 },
-    /// Packet `id`, at the head of a port's outgoing link, reaches the far end. (The link's pipe holds it too:
-    /// carrying it here lets its header load start before the pipe's line is read.)
-    Arrive { port: u32, id: PacketId },
+    /// Packet `id` reaches the far end of a port's outgoing link, where it goes on by port `hop` (a switch's
+    /// egress, from `Sim::next_hop`; `u32::MAX` at a host). A link's arrivals form a line
+    /// (`EventQueue::push_in_line`): only its first is in the order.
+    Arrive { port: u32, id: PacketId, hop: u32 },
     /// A flow's transport timer (RTO, delayed ACK, pacing) may be due.
     FlowTimer { flow: u32 },
     /// Delayed packets (RTT variation) of a host's link reach its far end.
@@ -46,9 +47,17 @@ impl Event {
             Event::Sample | Event::Phase { .. } | Event::WindowStart => 4,
         }
     }
+
+    /// The line an event belongs to when pushed with `push_in_line`: a link's arrivals, by port.
+    fn line(self) -> Option<u32> {
+        match self {
+            Event::Arrive { port, .. } => Some(port),
+            _ => None,
+        }
+    }
 }
 
-/// A key's low 64 bits: the phase in the top 3, the insertion sequence below.
+/// A heap key's low 64 bits: the phase in the top 3, the insertion sequence below.
 const SEQ_BITS: u32 = 61;
 
 /// A wheel bucket spans 2^12 ps = 4.1 ns: at datacenter scale about one event in three buckets.
@@ -59,30 +68,55 @@ const WHEEL: usize = 1 << 12;
 const WORDS: usize = WHEEL / 64;
 const NIL: u32 = u32::MAX;
 
-/// An event on the wheel, linked to the next one in its bucket.
-#[derive(Clone, Copy)]
-struct Node {
-    key: u128,
-    event: Event,
-    next: u32,
+/// `(time, phase)` in one word, `time << 3 | phase`: how the wheel orders (its ties break by position) and
+/// how the heap's minimum is compared with the wheel's. Times from 2^61 ps (26 days, past any run's end:
+/// `duration` is at most 10^6 s) saturate, so such events sort last and are never handed out.
+#[inline(always)]
+fn instant(time: u64, phase: u8) -> u64 {
+    if time >> 61 != 0 {
+        return u64::MAX;
+    }
+    time << 3 | phase as u64
 }
 
-/// Events ordered by a key that packs `(time, phase, sequence)` in one integer (time in the high 64 bits, the
-/// phase in the top 3 bits of the low half, above the insertion sequence): ties at one instant break by phase,
-/// then by insertion order, and a run is reproducible bit for bit (every key is distinct, so the order
-/// does not depend on the layout below).
+/// An event, on the wheel (linked to the next one in its bucket), in the heap, or waiting in a line.
+#[derive(Clone, Copy)]
+struct Node {
+    /// `instant(time, phase)`.
+    key: u64,
+    event: Event,
+    /// The next node in its bucket, or in the free list.
+    next: u32,
+    /// The next event of its line (`push_in_line`), or `NIL`.
+    after: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 32, "a node stays 32 bytes: two to a cache line");
+
+/// Events ordered by `(time, phase, insertion)`: ties at one instant break by phase, then by insertion order,
+/// and a run is reproducible bit for bit.
 ///
 /// Two stores, one order. Most events land a few microseconds ahead (a packet reaching the end of its link, a
 /// transmission ending), so they go to a timing wheel (Varghese and Lauck 1987): a circle of buckets of
 /// `2^BUCKET_SHIFT` ps covering the next `WHEEL` buckets from the latest event handed out, each bucket a list
-/// sorted by key, with a two-level bitmap of the buckets in use. Pushing and popping there cost a few
-/// instructions whatever the number of events. Events further ahead (timers, workload arrivals, sampling)
-/// go to a heap, and `pop` hands out the smaller of the two minima.
+/// sorted by `instant`, a new node going after those with its own (so equal instants keep insertion order),
+/// with a two-level bitmap of the buckets in use. Pushing and popping there cost a few instructions whatever
+/// the number of events. Events further ahead (timers, workload arrivals, sampling) go to a heap keyed by
+/// `(time, phase, sequence)` packed in a `u128`, and `pop` hands out the smaller of the two minima.
+///
+/// At one instant, the heap's events come before the wheel's: an event goes to the heap only while its time
+/// lies beyond the wheel's range from the cursor, and the cursor never goes back, so every event the heap
+/// holds for an instant was pushed before any the wheel holds for it.
+///
+/// Lines (DESIGN: "a link ... keeps one pending event at a time"): the arrivals of one link are handed out in
+/// the order they were pushed, and only the first is in the order; the next joins it when the one before is
+/// handed out, as if pushed then. A line is a chain of nodes, so an arrival's record is written once, when
+/// the packet enters the link, and read once, when it reaches the far end, with no pipe beside it.
 pub struct EventQueue {
     far: heap::Heap,
-    /// The heap's minimum key, `u128::MAX` if it is empty: kept here, beside the wheel's fields, because
-    /// every pop compares with it and the heap's own lines are rarely touched otherwise.
-    far_min: u128,
+    /// `instant` of the heap's minimum, `u64::MAX` if it is empty: kept here, beside the wheel's fields,
+    /// because every pop compares with it and the heap's own lines are rarely touched otherwise.
+    far_min: u64,
     /// Per bucket: its first node, or `NIL`.
     heads: Box<[u32; WHEEL]>,
     /// Bit b of word w: bucket 64 w + b holds events.
@@ -97,10 +131,14 @@ pub struct EventQueue {
     /// The absolute bucket of the latest event handed out: every event on the wheel lies in the `WHEEL`
     /// buckets from it.
     cursor: u64,
+    /// Pushes to the heap, its keys' tie-break.
     seq: u64,
-    /// The queue's minimum key (`u128::MAX` when empty) and its bucket (`NIL` when it is the heap's), kept
-    /// up to date by every push and pop: the loop reads the next event before it handles the current one.
-    min_key: u128,
+    /// Per line: its last node, `NIL` when it is empty.
+    tails: Vec<u32>,
+    /// `instant` of the queue's minimum (`u64::MAX` when empty) and its bucket (`NIL` when it is the heap's),
+    /// kept up to date by every push and pop: the loop reads the next event before it handles the current
+    /// one.
+    min_key: u64,
     min_bucket: u32,
 }
 
@@ -108,7 +146,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             far: heap::Heap::default(),
-            far_min: u128::MAX,
+            far_min: u64::MAX,
             heads: Box::new([NIL; WHEEL]),
             occupied: [0; WORDS],
             summary: 0,
@@ -117,7 +155,8 @@ impl Default for EventQueue {
             near: 0,
             cursor: 0,
             seq: 0,
-            min_key: u128::MAX,
+            tails: Vec::new(),
+            min_key: u64::MAX,
             min_bucket: NIL,
         }
     }
@@ -126,17 +165,63 @@ impl Default for EventQueue {
 impl EventQueue {
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: Event) {
-        self.seq += 1;
-        debug_assert!(self.seq < 1 << SEQ_BITS);
-        let key = (time.0 as u128) << 64 | ((event.phase() as u128) << SEQ_BITS | self.seq as u128);
+        let key = instant(time.0, event.phase());
+        let id = self.alloc(key, event);
+        self.enter(id, time.0, key);
+    }
+
+    /// Pushes an event of line `line`: it is handed out after every event pushed to the line before it, and
+    /// joins the order only then (its tie-break is that moment's, not this one's). Times along a line must
+    /// not decrease (a link is a FIFO).
+    #[inline(always)]
+    pub fn push_in_line(&mut self, line: u32, time: Time, event: Event) {
+        debug_assert_eq!(event.line(), Some(line), "a line holds its own events");
+        let key = instant(time.0, event.phase());
+        let id = self.alloc(key, event);
+        if line as usize >= self.tails.len() {
+            self.tails.resize(line as usize + 1, NIL);
+        }
+        match std::mem::replace(&mut self.tails[line as usize], id) {
+            NIL => self.enter(id, time.0, key),
+            tail => {
+                debug_assert!(self.node(tail).key <= key, "a line's times do not decrease");
+                self.node(tail).after = id;
+            }
+        }
+    }
+
+    /// A node for the event, from the free list when it has one.
+    #[inline(always)]
+    fn alloc(&mut self, key: u64, event: Event) -> u32 {
+        let node = Node { key, event, next: NIL, after: NIL };
+        if self.free != NIL {
+            let id = self.free;
+            self.free = self.node(id).next;
+            *self.node(id) = node;
+            id
+        } else {
+            debug_assert!(self.nodes.len() < NIL as usize);
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Puts node `id` (at `time`, key `key`) into the order: on the wheel or in the heap.
+    #[inline(always)]
+    fn enter(&mut self, id: u32, time: u64, key: u64) {
         // An event before the cursor cannot happen in a simulation; if it did, the heap would still order it.
-        let ahead = (time.0 >> BUCKET_SHIFT).wrapping_sub(self.cursor);
+        let ahead = (time >> BUCKET_SHIFT).wrapping_sub(self.cursor);
+        // A new event never ties the minimum from the other store (see the type's note), and a tie in the
+        // same store goes after it: `<` keeps the minimum.
         let bucket = if ahead < WHEEL as u64 {
-            let bucket = (time.0 >> BUCKET_SHIFT) as usize % WHEEL;
-            self.insert_near(bucket, key, event);
+            let bucket = (time >> BUCKET_SHIFT) as usize % WHEEL;
+            self.insert_near(bucket, id, key);
             bucket as u32
         } else {
-            self.far.push(key, event);
+            self.seq += 1;
+            debug_assert!(self.seq < 1 << SEQ_BITS);
+            let phase = (key & 7) as u128;
+            self.far.push((time as u128) << 64 | (phase << SEQ_BITS | self.seq as u128), id);
             self.far_min = self.far_min.min(key);
             NIL
         };
@@ -151,37 +236,32 @@ impl EventQueue {
     pub fn peek_near(&self) -> Option<Event> {
         let head = *self.heads.get(self.min_bucket as usize)?;
         // SAFETY: the minimum's bucket is in use, so it heads a list of existing nodes.
-        Some(unsafe { self.nodes.get_unchecked(head as usize) }.event)
+        let node = unsafe { self.nodes.get_unchecked(head as usize) };
+        if let Some(after) = self.nodes.get(node.after as usize) {
+            // Its line's next event, which joins the order as this one leaves.
+            crate::packet::prefetch(after);
+        }
+        Some(node.event)
     }
 
-    /// The node `id`: one that a bucket list or the free list links to, so it exists.
+    /// The node `id`: one that a bucket list, the heap, a line or the free list links to, so it exists.
     #[inline(always)]
     fn node(&mut self, id: u32) -> &mut Node {
         debug_assert!((id as usize) < self.nodes.len());
-        // SAFETY: ids in `heads`, `free` and `next` are indices of `nodes`, which never shrinks.
+        // SAFETY: ids in `heads`, `far`, `tails`, `free`, `next` and `after` index `nodes`, which never shrinks.
         unsafe { self.nodes.get_unchecked_mut(id as usize) }
     }
 
-    /// Links the event into its bucket's list after every smaller key.
+    /// Links node `id` into its bucket's list after every key up to its own.
     #[inline(always)]
-    fn insert_near(&mut self, bucket: usize, key: u128, event: Event) {
+    fn insert_near(&mut self, bucket: usize, id: u32, key: u64) {
         let mut at = self.heads[bucket];
         let mut prev = NIL;
-        while at != NIL && self.node(at).key < key {
+        while at != NIL && self.node(at).key <= key {
             prev = at;
             at = self.node(at).next;
         }
-        let node = Node { key, event, next: at };
-        let id = if self.free != NIL {
-            let id = self.free;
-            self.free = self.node(id).next;
-            *self.node(id) = node;
-            id
-        } else {
-            debug_assert!(self.nodes.len() < NIL as usize);
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
+        self.node(id).next = at;
         if prev == NIL {
             self.heads[bucket] = id;
         } else {
@@ -209,10 +289,10 @@ impl EventQueue {
         select_unpredictable(here != 0, word * 64 + here.trailing_zeros() as usize, elsewhere)
     }
 
-    /// The minimum's key and bucket, searched for: `(u128::MAX, NIL)` if the queue is empty, bucket `NIL` if
-    /// the minimum is the heap's.
+    /// The minimum's `instant` and bucket, searched for: `(u64::MAX, NIL)` if the queue is empty, bucket `NIL`
+    /// if the minimum is the heap's (which wins a tie).
     #[inline(always)]
-    fn find_min(&self) -> (u128, u32) {
+    fn find_min(&self) -> (u64, u32) {
         if self.near > 0 {
             let bucket = self.first_near();
             // SAFETY: a bucket in use heads a list of existing nodes.
@@ -227,40 +307,51 @@ impl EventQueue {
     /// Removes and returns the earliest event if it is due by `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if self.min_key == u128::MAX {
+        if self.min_key == u64::MAX {
             return None;
         }
-        let time = Time((self.min_key >> 64) as u64);
+        let time = Time(self.min_key >> 3);
         if time > limit {
             return None;
         }
-        let event = match self.min_bucket {
+        let id = match self.min_bucket {
             NIL => {
-                let (_, event) = self.far.pop().expect("a minimum");
-                self.far_min = self.far.min_key().unwrap_or(u128::MAX);
-                event
+                let (_, id) = self.far.pop().expect("a minimum");
+                self.far_min =
+                    self.far.min_key().map_or(u64::MAX, |k| instant((k >> 64) as u64, (k as u64 >> SEQ_BITS) as u8));
+                id
             }
             bucket => {
                 let bucket = bucket as usize;
                 let id = self.heads[bucket];
-                let node = *self.node(id);
-                self.heads[bucket] = node.next;
+                let next = self.node(id).next;
+                self.heads[bucket] = next;
                 // The bucket's bit, then its word's, clear when they empty: without branches, which
                 // callgrind's model missed on 30 % of pops.
                 let word = bucket / 64;
-                self.occupied[word] &= !(((node.next == NIL) as u64) << (bucket % 64));
+                self.occupied[word] &= !(((next == NIL) as u64) << (bucket % 64));
                 self.summary &= !(((self.occupied[word] == 0) as u64) << word);
-                self.node(id).next = self.free;
-                self.free = id;
                 self.near -= 1;
-                node.event
+                id
             }
         };
+        let node = *self.node(id);
+        self.node(id).next = self.free;
+        self.free = id;
         // Never backwards (an event pushed before the cursor, from the heap): the wheel's range must keep
         // covering every event on it.
         self.cursor = self.cursor.max(time.0 >> BUCKET_SHIFT);
         (self.min_key, self.min_bucket) = self.find_min();
-        Some((time, event))
+        if node.after != NIL {
+            // Its line's next event joins the order now.
+            let key = self.node(node.after).key;
+            self.enter(node.after, key >> 3, key);
+        } else if let Some(line) = node.event.line() {
+            if self.tails.get(line as usize) == Some(&id) {
+                self.tails[line as usize] = NIL;
+            }
+        }
+        Some((time, node.event))
     }
 }
 
@@ -272,7 +363,7 @@ impl EventQueue {
     }
     pub fn peek_time(&self) -> Option<Time> {
         assert_eq!((self.min_key, self.min_bucket), self.find_min(), "the kept minimum is the minimum");
-        (self.min_key != u128::MAX).then_some(Time((self.min_key >> 64) as u64))
+        (self.min_key != u64::MAX).then_some(Time(self.min_key >> 3))
     }
     pub fn len(&self) -> usize {
         self.near + self.far.len()
@@ -285,6 +376,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     #[test]
     fn pops_like_a_sort_by_time_phase_and_insertion() {
@@ -297,7 +389,7 @@ mod tests {
             let t = Time((x >> 33) % 50);
             let ev = match (x >> 20) % 3 {
                 0 => Event::TxDone { port: seq as u32 },
-                1 => Event::Arrive { port: seq as u32, id: PacketId(0) },
+                1 => Event::Arrive { port: seq as u32, id: PacketId(0), hop: 0 },
                 _ => Event::FlowTimer { flow: seq as u32 },
             };
             q.push(t, ev);
@@ -325,7 +417,7 @@ mod tests {
             let span = [100, 1 << 17, 1 << 24, 1 << 29, 1 << 40][(x >> 60) as usize % 5];
             let t = now + (x >> 20) % span;
             let ev = if x & 1 == 0 {
-                Event::Arrive { port: step as u32, id: PacketId(0) }
+                Event::Arrive { port: step as u32, id: PacketId(0), hop: 0 }
             } else {
                 Event::TxDone { port: step as u32 }
             };
@@ -353,6 +445,73 @@ mod tests {
     }
 
     #[test]
+    fn lines_pop_like_pipes_whose_heads_join_a_sort() {
+        // A second implementation of DESIGN's links: each line a FIFO pipe whose head alone is in a sorted
+        // list, the next pushed to the list as the head leaves (with that moment's tie-break). Arrivals on 6
+        // lines, whose times often tie across lines, mixed with plain pushes, some beyond the wheel's horizon.
+        let mut q = EventQueue::default();
+        let mut sorted: Vec<(u64, u8, u64, Event)> = vec![];
+        let mut pipes: Vec<VecDeque<(u64, Event)>> = vec![VecDeque::new(); 6];
+        let mut last = [0u64; 6];
+        let (mut now, mut x, mut seq, mut popped) = (0u64, 5u64, 0u64, 0);
+        let horizon = (WHEEL as u64) << BUCKET_SHIFT;
+        let mut enter = |sorted: &mut Vec<(u64, u8, u64, Event)>, t: u64, ev: Event| {
+            seq += 1;
+            sorted.push((t, ev.phase(), seq, ev));
+            sorted.sort_by_key(|e| std::cmp::Reverse((e.0, e.1, e.2)));
+        };
+        for step in 0..40_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if x >> 62 != 0 || sorted.is_empty() {
+                let line = (x >> 20) as usize % 6;
+                if (x >> 30) % 8 == 0 {
+                    let t = now + (x >> 33) % (horizon + horizon / 2);
+                    let ev = if (x >> 31) & 1 == 0 { Event::TxDone { port: step } } else { Event::Sample };
+                    q.push(Time(t), ev);
+                    enter(&mut sorted, t, ev);
+                } else {
+                    // Steps of 0 to 3 ticks of 1 000 ps after the line's last, or a jump past the horizon.
+                    let gap = if (x >> 35) % 50 == 0 { horizon } else { (x >> 40) % 4 * 1000 };
+                    let t = last[line].max(now) + gap;
+                    last[line] = t;
+                    let ev = Event::Arrive { port: line as u32, id: PacketId(step), hop: 0 };
+                    q.push_in_line(line as u32, Time(t), ev);
+                    pipes[line].push_back((t, ev));
+                    if pipes[line].len() == 1 {
+                        enter(&mut sorted, t, ev);
+                    }
+                }
+            } else {
+                let want = sorted.pop().unwrap();
+                if let Some(next) = q.peek_near() {
+                    assert_eq!(next, want.3, "a look ahead sees the event popped next");
+                }
+                assert_eq!(q.pop(), Some((Time(want.0), want.3)));
+                popped += 1;
+                now = want.0;
+                if let Some(line) = want.3.line() {
+                    pipes[line as usize].pop_front();
+                    if let Some(&(t, ev)) = pipes[line as usize].front() {
+                        enter(&mut sorted, t, ev);
+                    }
+                }
+            }
+        }
+        assert!(popped > 5_000, "only {popped} pops");
+        while let Some(want) = sorted.pop() {
+            assert_eq!(q.pop(), Some((Time(want.0), want.3)));
+            if let Some(line) = want.3.line() {
+                pipes[line as usize].pop_front();
+                if let Some(&(t, ev)) = pipes[line as usize].front() {
+                    enter(&mut sorted, t, ev);
+                }
+            }
+        }
+        assert_eq!(q.pop(), None);
+        assert!(pipes.iter().all(|p| p.is_empty()) && q.tails.iter().all(|&t| t == NIL));
+    }
+
+    #[test]
     fn handling_events_that_push_more_pops_like_a_sort() {
         // As the event loop uses it: pop the minimum, let the "handler" push 0, 1 or 2 events at or after it
         // (some at the same instant in an earlier phase, which then come first), mostly within the wheel's
@@ -367,7 +526,7 @@ mod tests {
             expect.sort_by_key(|e: &(u64, u8, u64, Event)| std::cmp::Reverse((e.0, e.1, e.2)));
         };
         for port in 0..300 {
-            push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port, id: PacketId(port) });
+            push(&mut q, &mut expect, port as u64 * 7 % 1000, Event::Arrive { port, id: PacketId(port), hop: 0 });
         }
         let horizon = (WHEEL as u64) << BUCKET_SHIFT;
         let (mut x, mut popped) = (7u64, 0);
@@ -383,7 +542,7 @@ mod tests {
                 let ev = if (x >> (10 + k)) & 1 == 0 {
                     Event::TxDone { port: step }
                 } else {
-                    Event::Arrive { port: step, id: PacketId(0) }
+                    Event::Arrive { port: step, id: PacketId(0), hop: 0 }
                 };
                 // Offsets up to 1.25 horizons, so events cross from the heap's range into the wheel's.
                 let offset = (x >> (20 + 8 * k)) % (horizon + horizon / 4);
@@ -418,20 +577,20 @@ mod tests {
         let mut q = EventQueue::default();
         let horizon = (WHEEL as u64) << BUCKET_SHIFT;
         let t = horizon + horizon / 4;
-        q.push(Time(t), Event::Arrive { port: 1, id: PacketId(1) }); // beyond the horizon: the heap
+        q.push(Time(t), Event::Arrive { port: 1, id: PacketId(1), hop: 0 }); // beyond the horizon: the heap
         q.push(Time(horizon / 2), Event::Sample);
         assert_eq!(q.pop(), Some((Time(horizon / 2), Event::Sample)));
         // Now t is within the horizon: these go to the wheel.
         q.push(Time(t), Event::Sample);
-        q.push(Time(t), Event::Arrive { port: 2, id: PacketId(2) });
+        q.push(Time(t), Event::Arrive { port: 2, id: PacketId(2), hop: 0 });
         q.push(Time(t), Event::TxDone { port: 3 });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(
             order,
             vec![
                 Event::TxDone { port: 3 },
-                Event::Arrive { port: 1, id: PacketId(1) },
-                Event::Arrive { port: 2, id: PacketId(2) },
+                Event::Arrive { port: 1, id: PacketId(1), hop: 0 },
+                Event::Arrive { port: 2, id: PacketId(2), hop: 0 },
                 Event::Sample
             ]
         );
@@ -454,10 +613,10 @@ mod tests {
     #[test]
     fn pop_until_leaves_later_events_in_place() {
         let mut q = EventQueue::default();
-        q.push(Time(10), Event::Arrive { port: 1, id: PacketId(0) });
+        q.push(Time(10), Event::Arrive { port: 1, id: PacketId(0), hop: 0 });
         q.push(Time(1 << 40), Event::Sample);
         assert_eq!(q.pop_until(Time(5)), None);
-        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Arrive { port: 1, id: PacketId(0) })));
+        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Arrive { port: 1, id: PacketId(0), hop: 0 })));
         assert_eq!(q.pop_until(Time(1 << 39)), None);
         assert_eq!(q.len(), 1);
         assert_eq!(q.pop(), Some((Time(1 << 40), Event::Sample)));
@@ -469,13 +628,13 @@ mod tests {
         let mut q = EventQueue::default();
         q.push(Time(1 << 30), Event::Sample);
         assert_eq!(q.peek_time(), Some(Time(1 << 30)));
-        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0) });
+        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0), hop: 0 });
         q.push(Time(1 << 30), Event::TxDone { port: 2 });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (Time(5), Event::Arrive { port: 1, id: PacketId(0) }),
+                (Time(5), Event::Arrive { port: 1, id: PacketId(0), hop: 0 }),
                 (Time(1 << 30), Event::TxDone { port: 2 }),
                 (Time(1 << 30), Event::Sample)
             ]
@@ -485,18 +644,18 @@ mod tests {
     #[test]
     fn pops_in_time_then_phase_then_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0) });
+        q.push(Time(5), Event::Arrive { port: 1, id: PacketId(0), hop: 0 });
         q.push(Time(5), Event::TxDone { port: 9 });
         q.push(Time(3), Event::Sample);
-        q.push(Time(5), Event::Arrive { port: 2, id: PacketId(0) });
+        q.push(Time(5), Event::Arrive { port: 2, id: PacketId(0), hop: 0 });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
                 (Time(3), Event::Sample),
                 (Time(5), Event::TxDone { port: 9 }),
-                (Time(5), Event::Arrive { port: 1, id: PacketId(0) }),
-                (Time(5), Event::Arrive { port: 2, id: PacketId(0) }),
+                (Time(5), Event::Arrive { port: 1, id: PacketId(0), hop: 0 }),
+                (Time(5), Event::Arrive { port: 2, id: PacketId(0), hop: 0 }),
             ]
         );
     }

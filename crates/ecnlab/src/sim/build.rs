@@ -2,7 +2,7 @@
 
 use super::report::TraceSpec;
 use super::workload::WorkloadState;
-use super::{Link, Sim};
+use super::Sim;
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
 use crate::mark::ecnsharp::Level;
@@ -17,7 +17,6 @@ use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
 use crate::units::{Bytes, Rate, Time};
-use std::collections::VecDeque;
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
     let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
@@ -187,7 +186,8 @@ impl Sim {
             events: EventQueue::default(),
             pool: PacketPool::default(),
             ports,
-            links: net.ports.iter().map(|spec| Link { pipe: VecDeque::new(), far_end: spec.to }).collect(),
+            far_end: net.ports.iter().map(|spec| spec.to).collect(),
+            on_links: 0,
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),
             workloads: sc

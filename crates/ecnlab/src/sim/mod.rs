@@ -52,28 +52,6 @@ pub struct Flow {
     delivered_at_warmup: u64,
 }
 
-/// A port's outgoing link: the packets propagating on it, and where it leads. Apart from the port's record
-/// (kilobytes, with its queues, scheduler and marker) because every hop's arrival reads it: the links of a
-/// 432-port network fit in 14 KB.
-pub struct Link {
-    pub pipe: VecDeque<InFlight>,
-    pub far_end: Node,
-}
-
-/// A packet on a link: when its last bit reaches the far end and, when that is a switch, the egress port it
-/// takes there. Routing is a pure function of the switch, the destination and the flow, so it is done before
-/// the packet enters the link, while its header is in cache (at a host as it is sent, at a switch as it
-/// joins its queue); on arrival the egress port's records then load beside the header instead of after it
-/// (16 bytes, as without `hop`: it fills the padding).
-#[derive(Clone, Copy, Debug)]
-pub struct InFlight {
-    pub at: Time,
-    pub id: PacketId,
-    pub hop: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<InFlight>() == 16, "a pipe entry stays 16 bytes");
-
 /// Per-host state: flows waiting for the NIC.
 #[derive(Default)]
 pub struct Host {
@@ -90,8 +68,10 @@ pub struct Sim {
     pub pool: PacketPool,
     pub net: Network,
     pub ports: Vec<Port>,
-    /// Port i's outgoing link.
-    pub links: Vec<Link>,
+    /// Where port i's outgoing link leads. The packets on it are the `Arrive` events of its line in `events`.
+    pub far_end: Vec<Node>,
+    /// Packets on links (each with its `Arrive` in `events`).
+    on_links: u64,
     pub flows: Vec<Flow>,
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
@@ -184,7 +164,7 @@ impl Sim {
             self.look_ahead();
             match ev {
                 Event::TxDone { port } => self.tx_done(port),
-                Event::Arrive { port, id } => self.arrive(port, id),
+                Event::Arrive { port, id, hop } => self.arrive(port, id, hop),
                 Event::FlowTimer { flow } => self.flow_timer(flow),
                 Event::NicReady { host } => self.nic_ready(host),
                 Event::LateArrive { port } => self.late_arrive(port),
@@ -205,18 +185,14 @@ impl Sim {
         Ok(())
     }
 
-    /// Starts loading the first records the next event reads, while this one is handled: an arrival's pipe
-    /// entry (written when the packet left, long since out of cache) and header, a transmitter's port record.
-    /// A hint only; handlers pushing an earlier event make it a wasted load.
+    /// Starts loading the first records the next event reads, while this one is handled: an arrival's packet
+    /// header (written when the packet left, long since out of cache) and its link's next arrival (which
+    /// joins the event order as it leaves: `EventQueue::peek_near`), a transmitter's port record. A hint only;
+    /// handlers pushing an earlier event make it a wasted load.
     #[inline(always)]
     fn look_ahead(&self) {
         match self.events.peek_near() {
-            Some(Event::Arrive { port, id }) => {
-                if let Some(head) = self.links[port as usize].pipe.front() {
-                    crate::packet::prefetch(head);
-                }
-                self.pool.prefetch(id);
-            }
+            Some(Event::Arrive { id, .. }) => self.pool.prefetch(id),
             Some(Event::TxDone { port }) => crate::packet::prefetch(&self.ports[port as usize]),
             _ => {}
         }
@@ -228,8 +204,8 @@ impl Sim {
         self.start_tx(port);
     }
 
-    /// Starts sending the next packet if the transmitter is free. The packet goes into the link's pipe at
-    /// once, with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
+    /// Starts sending the next packet if the transmitter is free. The packet goes onto the link at once,
+    /// with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
     fn start_tx(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
@@ -265,18 +241,9 @@ impl Sim {
         }
     }
 
-    fn arrive(&mut self, port: u32, id: PacketId) {
-        let pipe = &mut self.links[port as usize].pipe;
-        let head = pipe.pop_front().expect("Arrive on an empty link");
-        debug_assert_eq!(head.id, id, "Arrive names the packet at the head of its link");
-        if let Some(&next) = pipe.front() {
-            // Its header is read when it arrives: start loading it now.
-            self.pool.prefetch(next.id);
-            self.schedule(next.at, Event::Arrive { port, id: next.id });
-        } else {
-            pipe.clear();
-        }
-        self.deliver(port, id, head.hop);
+    fn arrive(&mut self, port: u32, id: PacketId, hop: u32) {
+        self.on_links -= 1;
+        self.deliver(port, id, hop);
     }
 
     /// Where a packet leaving by `port`'s link goes at its far end: the egress port at a switch (ECMP by a
@@ -285,7 +252,7 @@ impl Sim {
     /// the departure.
     #[inline(always)]
     fn next_hop(&self, port: u32, id: PacketId) -> u32 {
-        match self.links[port as usize].far_end {
+        match self.far_end[port as usize] {
             Node::Switch(s) => {
                 let pkt = self.pool.get(id);
                 let hash = (pkt.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.seed;
@@ -306,7 +273,7 @@ impl Sim {
     /// A packet reaches the far end of `port`'s link: a switch queues it at `hop` (from `next_hop`), a host
     /// consumes it.
     fn deliver(&mut self, port: u32, id: PacketId, hop: u32) {
-        match self.links[port as usize].far_end {
+        match self.far_end[port as usize] {
             Node::Switch(_) => self.enqueue(hop, id),
             Node::Host(h) => {
                 let (pkt, sack) = self.pool.take(id);
@@ -423,8 +390,8 @@ impl Sim {
     }
 
     /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
-    /// packet's departure is known now: it goes straight into the link pipe with its arrival time at the
-    /// far end, and the NIC needs no per-packet transmit event.
+    /// packet's departure is known now: it goes straight onto the link with its arrival time at the far
+    /// end, and the NIC needs no per-packet transmit event.
     #[inline(always)]
     fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         let id = self.pool.alloc_with_sack(pkt, sack);
@@ -451,16 +418,14 @@ impl Sim {
         self.put_on_link(port, at, id, hop);
     }
 
-    /// A packet enters `port`'s link, reaching its far end `at` and going on to `hop` there (`next_hop`); the
-    /// link's head has the one pending `Arrive`.
+    /// A packet enters `port`'s link, reaching its far end `at` and going on to `hop` there (`next_hop`). The
+    /// link is a FIFO with one pending event, its head's (DESIGN "Links"): its arrivals are a line of the
+    /// event queue.
     #[inline(always)]
     fn put_on_link(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
         self.set_ingress(port, id);
-        let pipe = &mut self.links[port as usize].pipe;
-        pipe.push_back(InFlight { at, id, hop });
-        if pipe.len() == 1 {
-            self.schedule(at, Event::Arrive { port, id });
-        }
+        self.on_links += 1;
+        self.events.push_in_line(port, at, Event::Arrive { port, id, hop });
     }
 
     /// Packets of RTT-varied flows reach the far end of their host's link.
@@ -789,14 +754,10 @@ impl Sim {
     }
 
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
-    /// still queued or on a link (a packet being sent is already in its link's pipe).
+    /// still queued or on a link (a packet being sent is already on its link).
     pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 = self
-            .ports
-            .iter()
-            .zip(&self.links)
-            .map(|(p, l)| p.queued_pkts() + (l.pipe.len() + p.late.len()) as u64)
-            .sum();
+        let in_network: u64 =
+            self.on_links + self.ports.iter().map(|p| p.queued_pkts() + p.late.len() as u64).sum::<u64>();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
