@@ -170,12 +170,16 @@ impl EventQueue {
         self.enter(id, time.0, key);
     }
 
-    /// Pushes an event of line `line`: it is handed out after every event pushed to the line before it, and
-    /// joins the order only then (its tie-break is that moment's, not this one's). Times along a line must
-    /// not decrease (a link is a FIFO).
+    /// Pushes an event of its line (`Event::line`; an event of none is pushed as by `push`): it is handed out
+    /// after every event pushed to the line before it, and joins the order only then (its tie-break is that
+    /// moment's, not this one's). Times along a line must not decrease (a link is a FIFO).
     #[inline(always)]
-    pub fn push_in_line(&mut self, line: u32, time: Time, event: Event) {
-        debug_assert_eq!(event.line(), Some(line), "a line holds its own events");
+    pub fn push_in_line(&mut self, time: Time, event: Event) {
+        let Some(line) = event.line() else {
+            return self.push(time, event);
+        };
+        // A successor enters the order at the time its key holds, which saturates from 2^61 ps (`instant`).
+        debug_assert!(time.0 >> 61 == 0, "a line's events lie before 2^61 ps");
         let key = instant(time.0, event.phase());
         let id = self.alloc(key, event);
         if line as usize >= self.tails.len() {
@@ -211,8 +215,8 @@ impl EventQueue {
     fn enter(&mut self, id: u32, time: u64, key: u64) {
         // An event before the cursor cannot happen in a simulation; if it did, the heap would still order it.
         let ahead = (time >> BUCKET_SHIFT).wrapping_sub(self.cursor);
-        // A new event never ties the minimum from the other store (see the type's note), and a tie in the
-        // same store goes after it: `<` keeps the minimum.
+        // A new wheel event may tie the heap's minimum, which stays first; a new heap event never ties the
+        // wheel's (see the type's note); a tie in the same store goes after the minimum. So `<` keeps it.
         let bucket = if ahead < WHEEL as u64 {
             let bucket = (time >> BUCKET_SHIFT) as usize % WHEEL;
             self.insert_near(bucket, id, key);
@@ -355,7 +359,7 @@ impl EventQueue {
     }
 }
 
-/// What the tests read besides `pop_until`; the simulation needs only `push` and `pop_until`.
+/// What the tests read besides what the simulation uses (`push`, `push_in_line`, `peek_near`, `pop_until`).
 #[cfg(test)]
 impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
@@ -365,6 +369,7 @@ impl EventQueue {
         assert_eq!((self.min_key, self.min_bucket), self.find_min(), "the kept minimum is the minimum");
         (self.min_key != u64::MAX).then_some(Time(self.min_key >> 3))
     }
+    /// Events in the order (a line counts its head only).
     pub fn len(&self) -> usize {
         self.near + self.far.len()
     }
@@ -444,71 +449,91 @@ mod tests {
         assert!(peeked > 10_000, "the wheel's minima were looked at: {peeked}");
     }
 
+    /// The old links, the second implementation for lines: each line a FIFO pipe whose head alone is in a
+    /// list sorted by (time, phase, sequence), the next pushed to the list as the head leaves, with that
+    /// moment's sequence number.
+    #[derive(Default)]
+    struct PipeModel {
+        sorted: Vec<(u64, u8, u64, Event)>,
+        pipes: Vec<VecDeque<(u64, Event)>>,
+        seq: u64,
+    }
+
+    impl PipeModel {
+        fn enter(&mut self, t: u64, ev: Event) {
+            self.seq += 1;
+            self.sorted.push((t, ev.phase(), self.seq, ev));
+            self.sorted.sort_by_key(|e| std::cmp::Reverse((e.0, e.1, e.2)));
+        }
+        fn push_in_line(&mut self, line: usize, t: u64, ev: Event) {
+            self.pipes[line].push_back((t, ev));
+            if self.pipes[line].len() == 1 {
+                self.enter(t, ev);
+            }
+        }
+        fn pop(&mut self) -> Option<(Time, Event)> {
+            let (t, _, _, ev) = self.sorted.pop()?;
+            if let Some(pipe) = ev.line().and_then(|l| self.pipes.get_mut(l as usize)) {
+                pipe.pop_front();
+                if let Some(&(next_t, next)) = pipe.front() {
+                    self.enter(next_t, next);
+                }
+            }
+            Some((Time(t), ev))
+        }
+    }
+
     #[test]
     fn lines_pop_like_pipes_whose_heads_join_a_sort() {
-        // A second implementation of DESIGN's links: each line a FIFO pipe whose head alone is in a sorted
-        // list, the next pushed to the list as the head leaves (with that moment's tie-break). Arrivals on 6
-        // lines, whose times often tie across lines, mixed with plain pushes, some beyond the wheel's horizon.
+        // Arrivals on 6 lines, whose times often tie across lines, mixed with plain pushes (arrivals of ports
+        // 100+ among them, in no line), some beyond the wheel's horizon.
         let mut q = EventQueue::default();
-        let mut sorted: Vec<(u64, u8, u64, Event)> = vec![];
-        let mut pipes: Vec<VecDeque<(u64, Event)>> = vec![VecDeque::new(); 6];
+        let mut model = PipeModel { pipes: vec![VecDeque::new(); 6], ..Default::default() };
         let mut last = [0u64; 6];
-        let (mut now, mut x, mut seq, mut popped) = (0u64, 5u64, 0u64, 0);
+        let (mut now, mut x, mut popped) = (0u64, 5u64, 0);
         let horizon = (WHEEL as u64) << BUCKET_SHIFT;
-        let mut enter = |sorted: &mut Vec<(u64, u8, u64, Event)>, t: u64, ev: Event| {
-            seq += 1;
-            sorted.push((t, ev.phase(), seq, ev));
-            sorted.sort_by_key(|e| std::cmp::Reverse((e.0, e.1, e.2)));
+        let check_pop = |q: &mut EventQueue, want: (Time, Event)| {
+            assert_eq!(q.peek_time(), Some(want.0), "the kept minimum is the model's");
+            if let Some(next) = q.peek_near() {
+                assert_eq!(next, want.1, "a look ahead sees the event popped next");
+            }
+            assert_eq!(q.pop(), Some(want));
         };
         for step in 0..40_000u32 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            if x >> 62 != 0 || sorted.is_empty() {
+            if x >> 62 != 0 || model.sorted.is_empty() {
                 let line = (x >> 20) as usize % 6;
                 if (x >> 30) % 8 == 0 {
                     let t = now + (x >> 33) % (horizon + horizon / 2);
-                    let ev = if (x >> 31) & 1 == 0 { Event::TxDone { port: step } } else { Event::Sample };
+                    let ev = match (x >> 31) % 3 {
+                        0 => Event::TxDone { port: step },
+                        1 => Event::Arrive { port: 100 + step, id: PacketId(step), hop: 0 },
+                        _ => Event::Sample,
+                    };
                     q.push(Time(t), ev);
-                    enter(&mut sorted, t, ev);
+                    model.enter(t, ev);
                 } else {
                     // Steps of 0 to 3 ticks of 1 000 ps after the line's last, or a jump past the horizon.
                     let gap = if (x >> 35) % 50 == 0 { horizon } else { (x >> 40) % 4 * 1000 };
                     let t = last[line].max(now) + gap;
                     last[line] = t;
                     let ev = Event::Arrive { port: line as u32, id: PacketId(step), hop: 0 };
-                    q.push_in_line(line as u32, Time(t), ev);
-                    pipes[line].push_back((t, ev));
-                    if pipes[line].len() == 1 {
-                        enter(&mut sorted, t, ev);
-                    }
+                    q.push_in_line(Time(t), ev);
+                    model.push_in_line(line, t, ev);
                 }
             } else {
-                let want = sorted.pop().unwrap();
-                if let Some(next) = q.peek_near() {
-                    assert_eq!(next, want.3, "a look ahead sees the event popped next");
-                }
-                assert_eq!(q.pop(), Some((Time(want.0), want.3)));
+                let want = model.pop().unwrap();
+                check_pop(&mut q, want);
                 popped += 1;
-                now = want.0;
-                if let Some(line) = want.3.line() {
-                    pipes[line as usize].pop_front();
-                    if let Some(&(t, ev)) = pipes[line as usize].front() {
-                        enter(&mut sorted, t, ev);
-                    }
-                }
+                now = want.0 .0;
             }
         }
         assert!(popped > 5_000, "only {popped} pops");
-        while let Some(want) = sorted.pop() {
-            assert_eq!(q.pop(), Some((Time(want.0), want.3)));
-            if let Some(line) = want.3.line() {
-                pipes[line as usize].pop_front();
-                if let Some(&(t, ev)) = pipes[line as usize].front() {
-                    enter(&mut sorted, t, ev);
-                }
-            }
+        while let Some(want) = model.pop() {
+            check_pop(&mut q, want);
         }
         assert_eq!(q.pop(), None);
-        assert!(pipes.iter().all(|p| p.is_empty()) && q.tails.iter().all(|&t| t == NIL));
+        assert!(model.pipes.iter().all(|p| p.is_empty()) && q.tails.iter().all(|&t| t == NIL));
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub enum Admit {
 #[repr(C, align(64))]
 pub struct Port {
     /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
-    /// `now < tx_end`. The packet itself is already on its link (`Sim::links`).
+    /// `now < tx_end`. The packet itself is already on its link (its `Arrive` is in the event queue).
     pub tx_end: Time,
     /// Its wire size (the backlog an arriving packet finds counts it while it is being sent).
     tx_wire: u32,

@@ -425,7 +425,7 @@ impl Sim {
     fn put_on_link(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
         self.set_ingress(port, id);
         self.on_links += 1;
-        self.events.push_in_line(port, at, Event::Arrive { port, id, hop });
+        self.events.push_in_line(at, Event::Arrive { port, id, hop });
     }
 
     /// Packets of RTT-varied flows reach the far end of their host's link.
