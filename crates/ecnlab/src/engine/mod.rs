@@ -100,7 +100,7 @@ const _: () = assert!(std::mem::size_of::<Node>() == 32, "a node stays 32 bytes:
 /// transmission ending), so they go to a timing wheel (Varghese and Lauck 1987): a circle of buckets of
 /// `2^BUCKET_SHIFT` ps covering the next `WHEEL` buckets from the latest event handed out, each bucket a list
 /// sorted by `instant`, a new node going after those with its own (so equal instants keep insertion order),
-/// with a two-level bitmap of the buckets in use. Pushing and popping there cost a few instructions whatever
+/// with a two-level bitmap of the buckets in use and each bucket's first `instant` in an array of its own. Pushing and popping there cost a few instructions whatever
 /// the number of events. Events further ahead (timers, workload arrivals, sampling) go to a heap keyed by
 /// `(time, phase, sequence)` packed in a `u128`, and `pop` hands out the smaller of the two minima.
 ///
@@ -119,6 +119,9 @@ pub struct EventQueue {
     far_min: u64,
     /// Per bucket: its first node, or `NIL`.
     heads: Box<[u32; WHEEL]>,
+    /// Per bucket: its first node's `instant`, `u64::MAX` when it is empty. Kept beside `heads` so that
+    /// finding the minimum and most pushes read no node: the entries near the cursor are read in turn.
+    head_keys: Box<[u64; WHEEL]>,
     /// Bit b of word w: bucket 64 w + b holds events.
     occupied: [u64; WORDS],
     /// Bit w: `occupied[w] != 0`.
@@ -148,6 +151,7 @@ impl Default for EventQueue {
             far: heap::Heap::default(),
             far_min: u64::MAX,
             heads: Box::new([NIL; WHEEL]),
+            head_keys: Box::new([u64::MAX; WHEEL]),
             occupied: [0; WORDS],
             summary: 0,
             nodes: Vec::new(),
@@ -259,16 +263,19 @@ impl EventQueue {
     /// Links node `id` into its bucket's list after every key up to its own.
     #[inline(always)]
     fn insert_near(&mut self, bucket: usize, id: u32, key: u64) {
-        let mut at = self.heads[bucket];
-        let mut prev = NIL;
-        while at != NIL && self.node(at).key <= key {
-            prev = at;
-            at = self.node(at).next;
-        }
-        self.node(id).next = at;
-        if prev == NIL {
+        if key < self.head_keys[bucket] {
+            // Before the first (or the bucket is empty, its first `NIL`).
+            self.node(id).next = self.heads[bucket];
             self.heads[bucket] = id;
+            self.head_keys[bucket] = key;
         } else {
+            let mut prev = self.heads[bucket];
+            let mut at = self.node(prev).next;
+            while at != NIL && self.node(at).key <= key {
+                prev = at;
+                at = self.node(at).next;
+            }
+            self.node(id).next = at;
             self.node(prev).next = id;
         }
         self.occupied[bucket / 64] |= 1 << (bucket % 64);
@@ -299,8 +306,7 @@ impl EventQueue {
     fn find_min(&self) -> (u64, u32) {
         if self.near > 0 {
             let bucket = self.first_near();
-            // SAFETY: a bucket in use heads a list of existing nodes.
-            let key = unsafe { self.nodes.get_unchecked(self.heads[bucket] as usize) }.key;
+            let key = self.head_keys[bucket];
             if key < self.far_min {
                 return (key, bucket as u32);
             }
@@ -330,6 +336,9 @@ impl EventQueue {
                 let id = self.heads[bucket];
                 let next = self.node(id).next;
                 self.heads[bucket] = next;
+                // The next node's instant, read from this one when there is none (no branch).
+                let key = self.node(select_unpredictable(next == NIL, id, next)).key;
+                self.head_keys[bucket] = select_unpredictable(next == NIL, u64::MAX, key);
                 // The bucket's bit, then its word's, clear when they empty: without branches, which
                 // callgrind's model missed on 30 % of pops.
                 let word = bucket / 64;
