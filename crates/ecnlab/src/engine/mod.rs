@@ -100,9 +100,10 @@ const _: () = assert!(std::mem::size_of::<Node>() == 32, "a node stays 32 bytes:
 /// transmission ending), so they go to a timing wheel (Varghese and Lauck 1987): a circle of buckets of
 /// `2^BUCKET_SHIFT` ps covering the next `WHEEL` buckets from the latest event handed out, each bucket a list
 /// sorted by `instant`, a new node going after those with its own (so equal instants keep insertion order),
-/// with a two-level bitmap of the buckets in use and each bucket's first `instant` in an array of its own. Pushing and popping there cost a few instructions whatever
-/// the number of events. Events further ahead (timers, workload arrivals, sampling) go to a heap keyed by
-/// `(time, phase, sequence)` packed in a `u128`, and `pop` hands out the smaller of the two minima.
+/// with a two-level bitmap of the buckets in use and each bucket's first `instant` in an array of its own.
+/// Pushing and popping there cost a few instructions whatever the number of events. Events further ahead
+/// (timers, workload arrivals, sampling) go to a heap keyed by `(time, phase, sequence)` packed in a `u128`,
+/// and `pop` hands out the smaller of the two minima.
 ///
 /// At one instant, the heap's events come before the wheel's: an event goes to the heap only while its time
 /// lies beyond the wheel's range from the cursor, and the cursor never goes back, so every event the heap
