@@ -61,7 +61,8 @@ impl Event {
 const SEQ_BITS: u32 = 61;
 
 /// A wheel bucket spans 2^13 ps = 8.2 ns. Wider buckets than session 13's 4.1 ns halve the bucket arrays to
-/// 24 KiB, which stay in a 32 KiB L1 beside the nodes (callgrind, 1 000 flows: L1 data misses −5 %, instructions +0.1 %; paired at 50 000 flows 0.959).
+/// 24 KiB: callgrind at 1 000 flows counts 5 % fewer L1 data misses for 0.1 % more instructions (wall time:
+/// docs/PERFORMANCE-LOG.md, session 24).
 const BUCKET_SHIFT: u32 = 13;
 /// 2 048 buckets: the wheel holds events up to 16.8 µs ahead, past a 10 µs link plus a full-size packet at
 /// 10 Gb/s, so in datacenter networks packets in flight and transmit ends rarely reach the heap.
