@@ -46,7 +46,10 @@ rm -rf "$work/profiles"
 export LLVM_PROFILE_FILE="$PWD/$work/profiles/%m_%p.profraw"
 "$train" run leafspine-mqecn --set workloads.0.flows=500 --out "$work/train/leafspine" > /dev/null
 "$train" run dctcp-8flows --out "$work/train/dctcp" > /dev/null
-"$train" reproduce all --quick --jobs 2 --out "$work/train/grids" > /dev/null 2>&1
+if ! "$train" reproduce all --quick --jobs 2 --out "$work/train/grids" > "$work/grids.log" 2>&1; then
+  echo "the training grids failed (a check, or a run; see $work/grids.log): no profile-guided build" >&2
+  exit 1
+fi
 unset LLVM_PROFILE_FILE
 "$profdata" merge -o "$work/merged.profdata" "$work/profiles"
 
