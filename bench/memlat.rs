@@ -11,6 +11,7 @@
 //! one random cyclic permutation (Sattolo's algorithm) from a fixed seed.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::io::Write;
 use std::time::Instant;
 
 const LINE: usize = 64;
@@ -70,9 +71,24 @@ fn latency(bytes: usize, loads: usize) -> f64 {
 }
 
 fn main() {
-    let loads: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20_000_000);
-    println!("working set   ns per dependent load");
+    let loads = match std::env::args().nth(1) {
+        None => 20_000_000,
+        Some(a) => match a.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                eprintln!("loads per size must be a positive integer, got '{a}'");
+                std::process::exit(2);
+            }
+        },
+    };
+    // A closed pipe (`| head`) ends the run quietly.
+    let mut out = std::io::stdout();
+    if writeln!(out, "working set   ns per dependent load").is_err() {
+        return;
+    }
     for kib in [16, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 65536, 262144] {
-        println!("{:>8} KiB   {:6.1}", kib, latency(kib << 10, loads));
+        if writeln!(out, "{:>8} KiB   {:6.1}", kib, latency(kib << 10, loads)).is_err() {
+            return;
+        }
     }
 }

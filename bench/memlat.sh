@@ -3,7 +3,7 @@
 # buffers): the L1, L2 and last-level plateaus and DRAM. On this shared VM the last-level cache is shared
 # with other tenants and its usable part changes between days (seen in session 25: loads over an 8 MiB set
 # took 24 ns at one moment and 63 ns minutes later; sets of 12 MiB and more, 136-175 ns, DRAM). Run it before
-# a benchmark to know what kind of day it is. About 20 s. Usage: bench/memlat.sh [LOADS_PER_SIZE]
+# a benchmark to know what kind of day it is. About 30 s. Usage: bench/memlat.sh [LOADS_PER_SIZE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 loads=${1:-20000000}
