@@ -3,9 +3,11 @@
 //!
 //! Written once; schedulers and markers are plug-ins that see a `PortState`.
 
+pub mod fifo;
 pub mod occupancy;
 pub mod shared;
 
+pub use fifo::FifoPool;
 pub use occupancy::{Occupancy, OccupancyStats};
 pub use shared::SharedBuffer;
 
@@ -14,7 +16,7 @@ use crate::net::pfc::{self, PauseState, Signal};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
-use std::collections::VecDeque;
+use fifo::{Fifo, Waiting};
 
 /// What a marker's Mark verdict does to a non-ECT packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -63,13 +65,14 @@ impl Counters {
 }
 
 /// One queue's record. What every enqueue and dequeue of the queue reads and writes fills its first two
-/// lines: the FIFO, backlog, weight and departure counters, then the occupancy sums. What it is offered is not
-/// counted there but derived (sent + dropped + waiting), which spares every enqueue a third line; the port
-/// counts its arrivals for the conservation check. Marks and drops follow, touched only when they happen.
+/// lines: the FIFO's ends (its entries are in the simulation's `FifoPool`), backlog, weight and departure
+/// counters, then the occupancy sums. What it is offered is not counted there but derived (sent + dropped +
+/// waiting), which spares every enqueue a third line; the port counts its arrivals for the conservation check.
+/// Marks and drops follow, touched only when they happen.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Queue {
-    fifo: VecDeque<Waiting>,
+    fifo: Fifo,
     /// Backlog: bytes waiting (the packets waiting are the FIFO's length).
     pub bytes: u64,
     /// The scheduler's weight for this queue as markers read it (w_i; see `AnyScheduler::weights`).
@@ -77,13 +80,13 @@ pub struct Queue {
     /// Packets and wire bytes dequeued for transmission.
     sent_pkts: u64,
     sent_bytes: u64,
-    pub occupancy: Occupancy,
-    marks: [u64; MarkReason::ALL.len()],
-    drops: [u64; DropReason::ALL.len()],
     /// Wire bytes of the packets dropped, by any reason.
     dropped_bytes: u64,
     /// Mark verdicts on non-ECT packets that passed unmarked.
     non_ect_passed: u64,
+    pub occupancy: Occupancy,
+    marks: [u64; MarkReason::ALL.len()],
+    drops: [u64; DropReason::ALL.len()],
 }
 
 const _: () = assert!(std::mem::offset_of!(Queue, occupancy) == 64, "a queue's per-packet fields fill one line");
@@ -91,7 +94,7 @@ const _: () = assert!(std::mem::offset_of!(Queue, occupancy) == 64, "a queue's p
 impl Queue {
     pub fn new(weight: u64, histogram: bool) -> Queue {
         Queue {
-            fifo: VecDeque::new(),
+            fifo: Fifo::default(),
             bytes: 0,
             weight,
             sent_pkts: 0,
@@ -127,21 +130,6 @@ impl Queue {
         self.drops[reason as usize] += 1;
         self.dropped_bytes += wire;
     }
-}
-
-/// Entries ahead of the head whose line a dequeue asks the CPU to load (a line and a half ahead): a queue
-/// that waited was written long ago, and its next entries are read one by one as it drains.
-const FIFO_LOOKAHEAD: usize = 4;
-
-/// A packet in a queue's FIFO with what its dequeue needs (its size for the scheduler and the transmitter,
-/// its enqueue time for the sojourn, where it goes next), so serving it reads the packet itself only when a
-/// marker marks it: a packet that waited is usually no longer in cache.
-#[derive(Clone, Copy, Debug)]
-struct Waiting {
-    id: PacketId,
-    wire: u32,
-    since: Time,
-    hop: u32,
 }
 
 /// A packet the port put on the wire: its queue, its size, whether the dequeue marker marked it, and the
@@ -275,16 +263,16 @@ enum TxEnd {
 }
 
 /// The scheduler's view: a paused queue looks empty.
-struct View<'a>(&'a [Queue], u64);
+struct View<'a>(&'a [Queue], &'a FifoPool, u64);
 impl QueueView for View<'_> {
     fn n(&self) -> usize {
         self.0.len()
     }
     fn head(&self, q: usize) -> Option<u32> {
-        if self.1 & (1 << q) != 0 {
+        if self.2 & (1 << q) != 0 {
             return None;
         }
-        self.0[q].fifo.front().map(|w| w.wire)
+        self.0[q].fifo.front(self.1).map(|w| w.wire)
     }
 }
 
@@ -397,6 +385,7 @@ impl Port {
         id: PacketId,
         hop: u32,
         pool: &mut PacketPool,
+        fifos: &mut FifoPool,
         shared: Option<&mut SharedBuffer>,
     ) -> Admit {
         let p = pool.get_mut(id);
@@ -429,7 +418,7 @@ impl Port {
             s.occupancy.set(now, s.used);
         }
         let b = self.queues[q].bytes + wire;
-        self.queues[q].fifo.push_back(Waiting { id, wire: wire as u32, since: now, hop });
+        self.queues[q].fifo.push_back(fifos, Waiting { id, wire: wire as u32, since: now, hop });
         self.set_len(now, q, b);
         self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
         Admit::Queued { queue: q, marked }
@@ -441,22 +430,17 @@ impl Port {
         &mut self,
         now: Time,
         pool: &mut PacketPool,
+        fifos: &mut FifoPool,
         mut shared: Option<&mut SharedBuffer>,
         dropped: &mut Vec<(PacketId, usize, DropReason)>,
     ) -> Option<Departure> {
         self.settle(now);
         loop {
-            let picked = self.sched.pick(&View(&self.queues, self.paused_queues), now, &mut self.marker);
+            let picked = self.sched.pick(&View(&self.queues, fifos, self.paused_queues), now, &mut self.marker);
             let q = picked?;
             let fifo = &mut self.queues[q].fifo;
-            let Waiting { id, wire, since, hop } = fifo.pop_front().expect("scheduler picked an empty queue");
-            if let Some(ahead) = fifo.get(FIFO_LOOKAHEAD) {
-                crate::packet::prefetch(ahead);
-            }
+            let Waiting { id, wire, since, hop } = fifo.pop_front(fifos).expect("scheduler picked an empty queue");
             let emptied = fifo.is_empty();
-            if emptied {
-                fifo.clear();
-            }
             let b = self.queues[q].bytes - wire as u64;
             self.set_len(now, q, b);
             self.sched.on_dequeue(q, wire, emptied, now, &mut self.marker);
@@ -675,40 +659,40 @@ mod tests {
         }
     }
 
-    fn send_one(p: &mut Port, pool: &mut PacketPool, now: Time) -> (Time, bool) {
+    fn send_one(p: &mut Port, pool: &mut PacketPool, fifos: &mut FifoPool, now: Time) -> (Time, bool) {
         let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        assert!(matches!(p.enqueue(now, id, 0, pool, None), Admit::Queued { .. }));
-        let id = p.dequeue(now, pool, None, &mut vec![]).expect("queued").id;
+        assert!(matches!(p.enqueue(now, id, 0, pool, fifos, None), Admit::Queued { .. }));
+        let id = p.dequeue(now, pool, fifos, None, &mut vec![]).expect("queued").id;
         pool.free(id);
         p.transmit(now, Bytes(1500))
     }
 
     #[test]
     fn a_transmission_with_nothing_behind_it_needs_no_event_and_idles_from_its_last_bit() {
-        let (mut p, mut pool) = (mqecn_port(), PacketPool::default());
-        let (end, event) = send_one(&mut p, &mut pool, Time::ZERO);
+        let (mut p, mut pool, mut fifos) = (mqecn_port(), PacketPool::default(), FifoPool::new());
+        let (end, event) = send_one(&mut p, &mut pool, &mut fifos, Time::ZERO);
         assert_eq!(end, Time::from_ns(1200), "1500 B at 10 Gb/s");
         assert!(!event, "nothing waits behind it");
         // The next packet arrives 19.5 us after the last bit left (20.7 us after the transmission started):
         // one whole T_idle of idleness counted from the end, so T_round halves once (two periods from the start).
         let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        p.enqueue(end + Time::from_ns(19_500), id, 0, &mut pool, None);
+        p.enqueue(end + Time::from_ns(19_500), id, 0, &mut pool, &mut fifos, None);
         assert_eq!(t_round(&p), 4e6);
     }
 
     #[test]
     fn a_packet_queued_during_a_transmission_asks_for_its_end_event_once() {
-        let (mut p, mut pool) = (mqecn_port(), PacketPool::default());
-        let (end, _) = send_one(&mut p, &mut pool, Time::ZERO);
+        let (mut p, mut pool, mut fifos) = (mqecn_port(), PacketPool::default(), FifoPool::new());
+        let (end, _) = send_one(&mut p, &mut pool, &mut fifos, Time::ZERO);
         for i in 0..2 {
             let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-            p.enqueue(Time::from_ns(100 * (i + 1)), id, 0, &mut pool, None);
+            p.enqueue(Time::from_ns(100 * (i + 1)), id, 0, &mut pool, &mut fifos, None);
         }
         assert!(p.tx_event_needed(Time::from_ns(100)), "the first packet behind the transmission needs it");
         assert!(!p.tx_event_needed(Time::from_ns(200)), "already scheduled");
         p.tx_event_done();
         // The port was never idle: no decay.
-        let (end2, event) = send_one(&mut p, &mut pool, end);
+        let (end2, event) = send_one(&mut p, &mut pool, &mut fifos, end);
         assert_eq!(t_round(&p), 8e6);
         assert!(event, "two packets still wait");
         assert_eq!(end2, end + Time::from_ns(1200));
@@ -719,15 +703,17 @@ mod tests {
         // A 4 500 B buffer offered six packets of 1 000–2 000 B: some are dropped, two are sent, the rest wait.
         let mut p = mqecn_port();
         p.cfg.buffer = Bytes(4_500);
-        let mut pool = PacketPool::default();
+        let (mut pool, mut fifos) = (PacketPool::default(), FifoPool::new());
         let sizes = [1_000u32, 2_000, 1_500, 2_000, 1_000, 1_200];
         for (i, &wire) in sizes.iter().enumerate() {
             let id = pool.alloc(Packet { wire, ..Packet::default() });
-            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, 0, &mut pool, None) {
+            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, 0, &mut pool, &mut fifos, None) {
                 pool.free(id);
             }
             if i == 1 || i == 3 {
-                let sent = p.dequeue(Time::from_ns(10 * i as u64 + 5), &mut pool, None, &mut vec![]).expect("queued");
+                let sent = p
+                    .dequeue(Time::from_ns(10 * i as u64 + 5), &mut pool, &mut fifos, None, &mut vec![])
+                    .expect("queued");
                 pool.free(sent.id);
             }
         }

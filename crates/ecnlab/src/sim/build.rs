@@ -12,7 +12,7 @@ use crate::net::pfc::{Pfc, PfcConfig};
 use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
-use crate::port::{Port, PortConfig, SharedBuffer};
+use crate::port::{FifoPool, Port, PortConfig, SharedBuffer};
 use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
@@ -185,6 +185,7 @@ impl Sim {
             },
             events: EventQueue::default(),
             pool: PacketPool::default(),
+            fifos: FifoPool::new(),
             ports,
             far_end: net.ports.iter().map(|spec| spec.to).collect(),
             on_links: 0,

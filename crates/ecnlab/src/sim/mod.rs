@@ -16,7 +16,7 @@ use crate::net::pfc::{self, Pfc, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool, Sack};
-use crate::port::{Admit, Departure, Port};
+use crate::port::{Admit, Departure, FifoPool, Port};
 use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
@@ -66,6 +66,8 @@ pub struct Sim {
     pub pools: Vec<crate::port::SharedBuffer>,
     events: EventQueue,
     pub pool: PacketPool,
+    /// Every switch queue's FIFO entries.
+    fifos: FifoPool,
     pub net: Network,
     pub ports: Vec<Port>,
     /// Where port i's outgoing link leads. The packets on it are the `Arrive` events of its line in `events`.
@@ -213,7 +215,7 @@ impl Sim {
             return;
         }
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
-        match p.dequeue(now, &mut self.pool, shared, &mut self.drop_scratch) {
+        match p.dequeue(now, &mut self.pool, &mut self.fifos, shared, &mut self.drop_scratch) {
             Some(Departure { id, queue: q, wire, marked, hop }) => {
                 self.pfc_release(id);
                 let p = &mut self.ports[port as usize];
@@ -287,7 +289,7 @@ impl Sim {
         let hop = self.next_hop(port, id);
         let p = &mut self.ports[port as usize];
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
-        let admit = p.enqueue(self.now, id, hop, &mut self.pool, shared);
+        let admit = p.enqueue(self.now, id, hop, &mut self.pool, &mut self.fifos, shared);
         match admit {
             Admit::Queued { queue, marked } => {
                 self.pfc_hold(id);
