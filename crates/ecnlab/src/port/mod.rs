@@ -166,6 +166,9 @@ pub enum Admit {
         marked: bool,
     },
     Dropped(DropReason),
+    /// Found the port idle and empty and went straight into transmission (only with `Port::pass_idle`): the
+    /// caller puts it on the wire as it would a `dequeue`'s departure.
+    Sent(Departure),
 }
 
 /// `repr(C)`, fields in order of use: what every packet's enqueue, dequeue and departure touches comes first
@@ -182,6 +185,10 @@ pub struct Port {
     tx_owes: TxEnd,
     /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
     pub lossless: u8,
+    /// A packet that finds every queue empty and the transmitter free leaves at once, without its FIFO and
+    /// the scheduler's pick (`Admit::Sent`). Off where each enqueue and dequeue must be seen on its own (a
+    /// packet trace, PFC's ingress counts); on or off, the results are the same.
+    pub pass_idle: bool,
     pub port_bytes: u64,
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
@@ -304,6 +311,7 @@ impl Port {
             pause: PauseState::default(),
             paused_queues: 0,
             lossless: 0,
+            pass_idle: false,
             cfg,
         }
     }
@@ -386,7 +394,7 @@ impl Port {
         hop: u32,
         pool: &mut PacketPool,
         fifos: &mut FifoPool,
-        shared: Option<&mut SharedBuffer>,
+        mut shared: Option<&mut SharedBuffer>,
     ) -> Admit {
         let p = pool.get_mut(id);
         let q = self.classify(p.class);
@@ -413,9 +421,12 @@ impl Port {
                 return Admit::Dropped(r);
             }
         };
-        if let Some(s) = shared {
+        if let Some(s) = shared.as_deref_mut() {
             s.used += wire;
             s.occupancy.set(now, s.used);
+        }
+        if self.pass_idle && self.port_bytes == 0 && self.tx_end <= now && self.paused_queues == 0 {
+            return self.pass(now, q, id, p, wire as u32, hop, shared);
         }
         let b = self.queues[q].bytes + wire;
         self.queues[q].fifo.push_back(fifos, Waiting { id, wire: wire as u32, since: now, hop });
@@ -444,30 +455,74 @@ impl Port {
             let b = self.queues[q].bytes - wire as u64;
             self.set_len(now, q, b);
             self.sched.on_dequeue(q, wire, emptied, now, &mut self.marker);
-            let pool_bytes = match shared.as_deref_mut() {
-                Some(s) => {
-                    s.used -= wire as u64;
-                    s.occupancy.set(now, s.used);
-                    s.used
-                }
-                None => 0,
-            };
-            let p = pool.get_mut(id);
-            let sojourn = now - since;
-            let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
-            st.pool_bytes = pool_bytes;
-            let verdict = self.marker.on_dequeue(&st, q, p, sojourn);
-            match self.apply(q, verdict, p, now) {
-                Ok(marked) => {
-                    let c = &mut self.queues[q];
-                    c.sent_pkts += 1;
-                    c.sent_bytes += wire as u64;
-                    return Some(Departure { id, queue: q, wire: Bytes(wire as u64), marked, hop });
-                }
-                Err(r) => {
-                    self.queues[q].count_drop(r, wire as u64);
-                    dropped.push((id, q, r));
-                }
+            let leaving = Waiting { id, wire, since, hop };
+            match self.leave(now, q, leaving, pool.get_mut(id), shared.as_deref_mut()) {
+                Ok(departure) => return Some(departure),
+                Err(r) => dropped.push((id, q, r)),
+            }
+        }
+    }
+
+    /// A packet out of queue `q` (its FIFO and the scheduler done with it): the shared pool, the marker at
+    /// dequeue, the queue's departure or drop counters.
+    #[inline(always)]
+    fn leave(
+        &mut self,
+        now: Time,
+        q: usize,
+        w: Waiting,
+        p: &mut Packet,
+        shared: Option<&mut SharedBuffer>,
+    ) -> Result<Departure, DropReason> {
+        let pool_bytes = match shared {
+            Some(s) => {
+                s.used -= w.wire as u64;
+                s.occupancy.set(now, s.used);
+                s.used
+            }
+            None => 0,
+        };
+        let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
+        st.pool_bytes = pool_bytes;
+        let verdict = self.marker.on_dequeue(&st, q, p, now - w.since);
+        match self.apply(q, verdict, p, now) {
+            Ok(marked) => {
+                let c = &mut self.queues[q];
+                c.sent_pkts += 1;
+                c.sent_bytes += w.wire as u64;
+                Ok(Departure { id: w.id, queue: q, wire: Bytes(w.wire as u64), marked, hop: w.hop })
+            }
+            Err(r) => {
+                self.queues[q].count_drop(r, w.wire as u64);
+                Err(r)
+            }
+        }
+    }
+
+    /// `enqueue`'s end and `dequeue` in one, for a packet that finds every queue empty and the transmitter
+    /// free (it was admitted and seen by the marker at enqueue, and counts in the shared pool): the same
+    /// occupancy changes, round events and marker calls in the same order, without the FIFO. A drop at
+    /// dequeue leaves the port idle, and its marker is told so, as `Sim::start_tx` tells it when `dequeue`
+    /// finds nothing left to send.
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &mut self,
+        now: Time,
+        q: usize,
+        id: PacketId,
+        p: &mut Packet,
+        wire: u32,
+        hop: u32,
+        shared: Option<&mut SharedBuffer>,
+    ) -> Admit {
+        self.set_len(now, q, wire as u64);
+        self.sched.pass(q, wire, now, &mut self.marker);
+        self.set_len(now, q, 0);
+        match self.leave(now, q, Waiting { id, wire, since: now, hop }, p, shared) {
+            Ok(d) => Admit::Sent(d),
+            Err(r) => {
+                self.marker.on_idle(now);
+                Admit::Dropped(r)
             }
         }
     }
@@ -696,6 +751,92 @@ mod tests {
         assert_eq!(t_round(&p), 8e6);
         assert!(event, "two packets still wait");
         assert_eq!(end2, end + Time::from_ns(1200));
+    }
+
+    /// A 10 Gb/s port of three DWRR queues (quanta 1500, 3000, 700 B) with MQ-ECN at K_std = 6 000 B and a
+    /// 30 KB buffer, so that this test's bursts are marked and dropped.
+    fn dwrr_mqecn_port(pass_idle: bool) -> Port {
+        let cfg = PortConfig {
+            rate: Rate::gbps(10),
+            delay: Time::from_us(1),
+            mtu: Bytes(1500),
+            buffer: Bytes(30_000),
+            queue_limits: vec![],
+            queues: 3,
+            non_ect: NonEct::Pass,
+        };
+        let m = MqEcn::new(Shape::Step { k_std: Bytes(6_000) }, 0.5, Time::from_ns(1200), &[true; 3]);
+        let mut p = Port::new(cfg, AnyScheduler::dwrr(vec![1500, 3000, 700]), AnyMarker::MqEcn(m), true);
+        p.pass_idle = pass_idle;
+        p
+    }
+
+    #[test]
+    fn packets_through_an_idle_port_leave_it_as_the_queue_path_would() {
+        // Two ports, one passing packets that find it idle straight through, take the same arrivals (bursts
+        // and lone packets, as `Sim` drives a port: departures due by an arrival go first). Every departure,
+        // counter, occupancy statistic and the round-time estimate must match.
+        let mut ports = [dwrr_mqecn_port(false), dwrr_mqecn_port(true)];
+        let mut pools = [(PacketPool::default(), FifoPool::new()), (PacketPool::default(), FifoPool::new())];
+        let mut sent = [vec![], vec![]];
+        let mut x = 5u64;
+        let mut now = Time::ZERO;
+        let mut passed = 0;
+        let same_statistics = |ports: &mut [Port; 2], now: Time| {
+            let [a, b] = ports;
+            assert_eq!(format!("{:?}", a.counters()), format!("{:?}", b.counters()));
+            assert_eq!(t_round(a), t_round(b));
+            for q in 0..3 {
+                let (sa, sb) = (a.queues[q].occupancy.stats(now), b.queues[q].occupancy.stats(now));
+                assert_eq!(format!("{sa:?}"), format!("{sb:?}"), "queue {q} at {now}");
+            }
+            assert_eq!(format!("{:?}", a.occupancy.stats(now)), format!("{:?}", b.occupancy.stats(now)));
+        };
+        for i in 0..5_000u64 {
+            if i % 100 == 39 {
+                // Before a burst: the maxima are those of lone packets.
+                same_statistics(&mut ports, now);
+            }
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Spaced arrivals, then a burst of 60 arrivals 50 ns apart, in every 100.
+            now += if i % 100 >= 40 { Time::from_ns(50) } else { Time::from_ns(200 + (x >> 20) % 3000) };
+            let pkt = Packet {
+                wire: 64 + (x >> 33) as u32 % 1437,
+                class: (x >> 8) as u8 % 3,
+                ecn: Ecn::Ect,
+                ..Packet::default()
+            };
+            for (k, p) in ports.iter_mut().enumerate() {
+                let (pool, fifos) = &mut pools[k];
+                // The transmissions that end by now, each followed by the next departure.
+                while p.tx_end <= now && !p.is_empty() {
+                    let at = p.tx_end;
+                    let d = p.dequeue(at, pool, fifos, None, &mut vec![]).expect("a packet waits");
+                    p.transmit(at, d.wire);
+                    sent[k].push((at, d));
+                }
+                let id = pool.alloc(pkt);
+                match p.enqueue(now, id, i as u32, pool, fifos, None) {
+                    Admit::Sent(d) => {
+                        p.transmit(now, d.wire);
+                        sent[k].push((now, d));
+                        passed += 1;
+                    }
+                    Admit::Queued { .. } if p.tx_end <= now => {
+                        let d = p.dequeue(now, pool, fifos, None, &mut vec![]).expect("just queued");
+                        p.transmit(now, d.wire);
+                        sent[k].push((now, d));
+                    }
+                    Admit::Queued { .. } => {}
+                    Admit::Dropped(_) => pool.free(id),
+                }
+            }
+        }
+        assert!(passed > 500, "the case passes packets through: {passed}");
+        assert_eq!(sent[0], sent[1]);
+        same_statistics(&mut ports, now);
+        let c = ports[0].counters();
+        assert!(c.total_marks() > 0 && c.total_drops() > 0, "the case marks and drops: {c:?}");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! - `on_enqueue(q, wire, now, ev)` after a packet joined queue `q` (the queue held `wire` fewer bytes before);
 //! - `pick(view, now, ev)` when the transmitter is free: the queue whose head packet goes next (`None` iff
 //!   every queue is empty); it may end turns (deficit used up) and report them;
-//! - `on_dequeue(q, wire, now_empty, now, ev)` after the picked head packet left queue `q`.
+//! - `on_dequeue(q, wire, now_empty, now, ev)` after the picked head packet left queue `q`;
+//! - `pass(q, wire, now, ev)` in place of the three for a packet that finds every queue empty and the
+//!   transmitter free, and leaves at once (most arrivals at a switch).
 //!
 //! Round events go to `ev`, a `RoundSink` (the port passes its marker, so they reach it as they happen), for
 //! MQ-ECN's round-time estimate (DESIGN "MQ-ECN"): a queue `Joined` the tail of the active list (on becoming
@@ -149,6 +151,19 @@ impl AnyScheduler {
             AnyScheduler::Dwrr(s) => s.pick(qs, now, ev),
             AnyScheduler::Wfq(s) => s.pick(qs),
             AnyScheduler::SpOver(s) => s.pick(qs, now, ev),
+        }
+    }
+
+    /// A packet of `wire` bytes reaches queue `q` while every queue is empty and the transmitter is free, and
+    /// goes straight into service: the same state and round events as `on_enqueue`, `pick` (which can only
+    /// pick `q`) and `on_dequeue` with `now_empty`, without looking at the queues.
+    pub fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        match self {
+            AnyScheduler::StrictPriority => {}
+            AnyScheduler::Wrr(s) => s.pass(q, wire, now, ev),
+            AnyScheduler::Dwrr(s) => s.pass(q, wire, now, ev),
+            AnyScheduler::Wfq(s) => s.pass(q, wire),
+            AnyScheduler::SpOver(s) => s.pass(q, wire, now, ev),
         }
     }
 

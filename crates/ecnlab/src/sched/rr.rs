@@ -51,6 +51,8 @@ pub struct RoundRobin<B> {
     /// The head of the active list is in its turn (quantum credited) / has sent something in it.
     in_turn: bool,
     sent_in_turn: bool,
+    /// The smallest quantum: a packet no larger goes in one turn, which `pass` knows without a slot.
+    min_quantum: u64,
     budget: std::marker::PhantomData<B>,
 }
 
@@ -59,6 +61,7 @@ impl<B: TurnBudget> RoundRobin<B> {
     pub fn new(quanta: Vec<u64>) -> Self {
         assert!(quanta.len() <= 64, "round robin over {} queues: at most 64", quanta.len());
         RoundRobin {
+            min_quantum: quanta.iter().map(|&q| q.max(1)).min().unwrap_or(1),
             slots: quanta
                 .into_iter()
                 .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, next: END })
@@ -108,6 +111,29 @@ impl<B: TurnBudget> RoundRobin<B> {
             self.finish_turn(now, ev, false);
             self.join(h, now, ev);
         }
+    }
+
+    /// `on_enqueue`, `pick` and `on_dequeue` of one packet of `wire` bytes at `now` into and out of an
+    /// otherwise empty scheduler (`AnyScheduler::pass`), with their round events. What they leave behind is
+    /// what an unlisted queue always holds (credit 0: a turn that empties its queue resets it, and every
+    /// turn that does not re-lists it; `started` and `next` are rewritten when it next joins), so a packet
+    /// that fits one turn reads and writes no slot.
+    pub fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        debug_assert!(self.head == END && !self.in_turn, "pass into a scheduler with listed queues");
+        debug_assert_eq!(self.slots[q].credit, 0, "an unlisted queue holds credit");
+        ev.round(RoundEvent::Joined { queue: q, at: now });
+        if wire as u64 > self.min_quantum {
+            // Turns without sending until the credit covers it (a quantum below the packet's size).
+            let mut credit = 0;
+            B::start_turn(&mut credit, self.slots[q].quantum);
+            while !B::fits(credit, wire, true) {
+                B::end_turn(&mut credit, false);
+                ev.round(RoundEvent::TurnEnded { queue: q, started: now, at: now });
+                ev.round(RoundEvent::Joined { queue: q, at: now });
+                B::start_turn(&mut credit, self.slots[q].quantum);
+            }
+        }
+        ev.round(RoundEvent::TurnEnded { queue: q, started: now, at: now });
     }
 
     pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {

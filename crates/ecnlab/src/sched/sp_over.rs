@@ -53,6 +53,14 @@ impl Group {
         }
     }
 
+    fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        match self {
+            Group::Wrr(s) => s.pass(q, wire, now, ev),
+            Group::Dwrr(s) => s.pass(q, wire, now, ev),
+            Group::Wfq(s) => s.pass(q, wire),
+        }
+    }
+
     fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
         match self {
             Group::Wrr(s) => s.on_dequeue(q, wire, now_empty, now, ev),
@@ -129,6 +137,13 @@ impl SpOver {
         let picked =
             self.inner.pick(&Shifted { qs, by: self.strict }, now, &mut Absolute { sink: ev, by: self.strict });
         picked.map(|g| g + self.strict)
+    }
+
+    /// A strict queue's packet passes without the group; a group queue's passes through the group.
+    pub fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        if let Some(g) = q.checked_sub(self.strict) {
+            self.inner.pass(g, wire, now, &mut Absolute { sink: ev, by: self.strict });
+        }
     }
 
     pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {

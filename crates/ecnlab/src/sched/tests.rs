@@ -129,6 +129,62 @@ fn assert_alternating(log: &[RoundEvent], n: usize) {
     }
 }
 
+// ---------- a packet through an idle port ----------
+
+/// Two copies of one scheduler see the same arrivals; where a packet finds every queue empty and the
+/// transmitter free, one copy takes it by `on_enqueue`, `pick` and `on_dequeue`, the other by `pass`. They must
+/// emit the same round events and then serve every later packet alike (queues fill up between idle spells).
+fn pass_is_enqueue_pick_dequeue(sched: AnyScheduler, n: usize) {
+    let (mut full, mut short) = (FakePort::new(sched.clone(), n), FakePort::new(sched, n));
+    let mut rng = Lcg(11);
+    let mut passes = 0;
+    for i in 0..20_000 {
+        let size = rng.size();
+        let q = (rng.size() as usize) % n;
+        let idle = full.fifos.iter().all(VecDeque::is_empty);
+        if idle && i % 3 != 0 {
+            full.push(q, size);
+            assert_eq!(full.step(), Some((q, size)));
+            short.sched.pass(q, size, short.now, &mut short.ev);
+            short.log.append(&mut short.ev);
+            short.now += Time(size as u64 * PS_PER_BYTE);
+            passes += 1;
+        } else {
+            full.push(q, size);
+            short.push(q, size);
+            // Bursts build queues; every fourth arrival lets the port drain them.
+            if i % 4 == 0 {
+                while let Some(sent) = full.step() {
+                    assert_eq!(short.step(), Some(sent));
+                }
+            }
+        }
+        assert_eq!(full.now, short.now);
+        assert_eq!(full.log, short.log, "after arrival {i}");
+        full.log.clear();
+        short.log.clear();
+    }
+    assert!(passes > 1000, "the case passes packets through an idle port: {passes}");
+}
+
+#[test]
+fn pass_equals_the_three_calls_for_every_scheduler() {
+    let dwrr = || AnyScheduler::dwrr(vec![1500, 3000, 600, 9000]);
+    for sched in [
+        AnyScheduler::strict_priority(),
+        AnyScheduler::wrr(vec![1500, 3000, 600, 9000]),
+        dwrr(),
+        // Quanta below most packets: several empty turns before one is sent.
+        AnyScheduler::dwrr(vec![200, 100, 700, 64]),
+        AnyScheduler::wfq(vec![1, 2, 5, 3]),
+        AnyScheduler::sp_over(1, dwrr()),
+        AnyScheduler::sp_over(2, AnyScheduler::wfq(vec![1, 4, 2, 2])),
+    ] {
+        let n = sched.queues().unwrap_or(4);
+        pass_is_enqueue_pick_dequeue(sched, n);
+    }
+}
+
 // ---------- long-run shares ----------
 
 #[test]

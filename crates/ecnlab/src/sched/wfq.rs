@@ -93,6 +93,13 @@ impl Wfq {
         }
     }
 
+    /// `on_enqueue`, `pick` and `on_dequeue` of a packet that found every queue empty: it is the only one
+    /// tagged, so it is picked.
+    pub fn pass(&mut self, q: usize, wire: u32) {
+        self.on_enqueue(q, wire);
+        self.on_dequeue(q, true);
+    }
+
     /// The picked head went into service: its tag becomes v and the queue's F_{k-1}.
     pub fn on_dequeue(&mut self, q: usize, now_empty: bool) {
         let Head::Tagged(t) = self.head[q] else {

@@ -149,6 +149,7 @@ impl Sim {
                     };
                     let mut port = Port::new(cfg, sched, marker, hist);
                     port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
+                    port.pass_idle = s.pfc.is_none() && sc.observe.trace.is_none();
                     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
                         port.shared = Some(sw);
                     }

@@ -200,6 +200,23 @@ impl Sim {
         }
     }
 
+    /// Puts a packet the port took from its queues on the wire, now.
+    #[inline(always)]
+    fn send(&mut self, port: u32, Departure { id, queue: q, wire, marked, hop }: Departure) {
+        self.pfc_release(id);
+        let p = &mut self.ports[port as usize];
+        let (end, event) = p.transmit(self.now, wire);
+        let at = end + p.cfg.delay;
+        if event {
+            self.schedule(end, Event::TxDone { port });
+        }
+        self.put_on_link(port, at, id, hop);
+        if self.trace.is_some() {
+            let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
+            self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
+        }
+    }
+
     /// A transmission ended with packets waiting: the next one starts.
     fn tx_done(&mut self, port: u32) {
         self.ports[port as usize].tx_event_done();
@@ -216,20 +233,7 @@ impl Sim {
         }
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
         match p.dequeue(now, &mut self.pool, &mut self.fifos, shared, &mut self.drop_scratch) {
-            Some(Departure { id, queue: q, wire, marked, hop }) => {
-                self.pfc_release(id);
-                let p = &mut self.ports[port as usize];
-                let (end, event) = p.transmit(now, wire);
-                let at = end + p.cfg.delay;
-                if event {
-                    self.schedule(end, Event::TxDone { port });
-                }
-                self.put_on_link(port, at, id, hop);
-                if self.trace.is_some() {
-                    let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
-                    self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
-                }
-            }
+            Some(departure) => self.send(port, departure),
             None => self.ports[port as usize].marker.on_idle(now),
         }
         while let Some((id, q, reason)) = self.drop_scratch.pop() {
@@ -305,6 +309,7 @@ impl Sim {
                     self.schedule(end, Event::TxDone { port });
                 }
             }
+            Admit::Sent(departure) => self.send(port, departure),
             Admit::Dropped(reason) => {
                 self.lossless_drop_check(port, id, reason);
                 if self.trace.is_some() {
