@@ -426,7 +426,7 @@ impl Port {
             s.occupancy.set(now, s.used);
         }
         if self.pass_idle && self.port_bytes == 0 && self.tx_end <= now && self.paused_queues == 0 {
-            return self.pass(now, q, id, p, wire as u32, hop, shared);
+            return self.pass(now, q, Waiting { id, wire: wire as u32, since: now, hop }, p, shared);
         }
         let b = self.queues[q].bytes + wire;
         self.queues[q].fifo.push_back(fifos, Waiting { id, wire: wire as u32, since: now, hop });
@@ -504,21 +504,11 @@ impl Port {
     /// occupancy changes, round events and marker calls in the same order, without the FIFO. A drop at
     /// dequeue leaves the port idle, and its marker is told so, as `Sim::start_tx` tells it when `dequeue`
     /// finds nothing left to send.
-    #[allow(clippy::too_many_arguments)]
-    fn pass(
-        &mut self,
-        now: Time,
-        q: usize,
-        id: PacketId,
-        p: &mut Packet,
-        wire: u32,
-        hop: u32,
-        shared: Option<&mut SharedBuffer>,
-    ) -> Admit {
-        self.set_len(now, q, wire as u64);
-        self.sched.pass(q, wire, now, &mut self.marker);
+    fn pass(&mut self, now: Time, q: usize, w: Waiting, p: &mut Packet, shared: Option<&mut SharedBuffer>) -> Admit {
+        self.set_len(now, q, w.wire as u64);
+        self.sched.pass(q, w.wire, now, &mut self.marker);
         self.set_len(now, q, 0);
-        match self.leave(now, q, Waiting { id, wire, since: now, hop }, p, shared) {
+        match self.leave(now, q, w, p, shared) {
             Ok(d) => Admit::Sent(d),
             Err(r) => {
                 self.marker.on_idle(now);
