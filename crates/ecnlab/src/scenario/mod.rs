@@ -364,6 +364,9 @@ pub enum Workload {
         /// Per-flow end-to-end base RTT drawn from a distribution (ECN♯ §5); the sender adds the difference
         /// to the fabric's base RTT as delay on every packet of the flow it sends.
         rtt: Option<RttVariation>,
+        /// A new connection per flow, or a pool of persistent ones per host pair and class.
+        #[serde(default)]
+        connections: Connections,
     },
     /// A query: `count` flows of U(size_min, size_max) bytes from `senders` (round robin) to `receiver`, all
     /// opened at `at` (ECN♯ §5.3); the query completes when its last flow does.
@@ -401,6 +404,21 @@ fn q_min() -> Bytes {
 }
 fn q_max() -> Bytes {
     Bytes(60_000)
+}
+
+/// Which connection a Poisson flow travels on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Connections {
+    /// Every flow opens a connection of its own, with fresh TCP state.
+    #[default]
+    New,
+    /// Every (source, destination, class) keeps a pool of connections, as a client with persistent
+    /// connections (MQ-ECN §5.1.2) and the MQ-ECN and PIAS ns-2 scripts (a pool per host pair, an idle
+    /// connection reused, another opened while all are busy): a flow takes the longest-open idle connection
+    /// of its pool, so it starts from that connection's congestion state (window, DCTCP α, RTT estimate),
+    /// and opens a new one only if none is idle.
+    Persistent,
 }
 
 /// How Poisson flows map to services (classes, i.e. switch queues).

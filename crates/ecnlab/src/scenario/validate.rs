@@ -609,7 +609,7 @@ impl Scenario {
                     return err(p("rounds"), "must be ≥ 1");
                 }
             }
-            Workload::Poisson { hosts, dst, load, flows, start, stop, cdf, services, rtt } => {
+            Workload::Poisson { hosts, dst, load, flows, start, stop, cdf, services, rtt, connections } => {
                 if let Some(h) = hosts {
                     self.hosts(&p("hosts"), h)?;
                 }
@@ -662,6 +662,18 @@ impl Scenario {
                     crate::sim::load_rtt(&r.dist).map_err(|e| e.at(p("rtt.dist")))?;
                     if r.lo == Time::ZERO || r.hi < r.lo {
                         return err(p("rtt.hi"), "need 0 < lo ≤ hi");
+                    }
+                }
+                if *connections == Connections::Persistent {
+                    if rtt.is_some() {
+                        return err(
+                            p("connections"),
+                            "\"persistent\" cannot be combined with per-flow RTT variation (`rtt`): a connection \
+                             has one base RTT; use \"new\"",
+                        );
+                    }
+                    if matches!(self.transport.cc, crate::transport::CcConfig::Dcqcn(_)) {
+                        return err(p("connections"), "\"persistent\" needs a TCP transport (transport.cc is dcqcn)");
                     }
                 }
             }

@@ -643,9 +643,10 @@ impl Sim {
         self.pump(flow);
     }
 
-    /// Opens a connection: both endpoints, the base RTT, and its first transmissions. `rtt_target`: the
+    /// Opens a flow: both endpoints, the base RTT, and its first transmissions. `rtt_target`: the
     /// flow's end-to-end base RTT under RTT variation; the sender delays its packets by the difference to
-    /// the fabric's base RTT (DESIGN "RTT variation").
+    /// the fabric's base RTT (DESIGN "RTT variation"). `on`: an earlier flow whose connection, now idle,
+    /// carries this one (its sender's congestion state goes on); `None`: a new connection.
     #[allow(clippy::too_many_arguments)]
     fn open_flow(
         &mut self,
@@ -656,11 +657,14 @@ impl Sim {
         size: Option<u64>,
         rate: Option<Rate>,
         rtt_target: Option<Time>,
+        on: Option<u32>,
     ) -> u32 {
         let id = self.flows.len() as u32;
         let addr = FlowAddr { flow: id, src, dst, class };
         let line = self.ports[self.net.host_port[src as usize] as usize].cfg.rate;
-        let mut sender = Sender::new(self.tcp.clone(), addr, line);
+        let resumed = on.and_then(|f| self.flows[f as usize].sender.resume(addr));
+        debug_assert_eq!(resumed.is_some(), on.is_some(), "validation keeps RoCE off persistent connections");
+        let mut sender = resumed.unwrap_or_else(|| Sender::new(self.tcp.clone(), addr, line));
         match (size, rate) {
             (_, Some(_)) => {} // the application paces its writes (flow_timer)
             (Some(s), None) => {

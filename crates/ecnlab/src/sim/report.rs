@@ -448,6 +448,10 @@ fn workload_json(w: &WorkloadState, flows: &[super::Flow]) -> Value {
         WorkloadState::Poisson(p) => {
             let mut v = with("poisson", &p.flows);
             v["offered_load"] = json!(p.offered_load());
+            if p.persistent {
+                v["connections"] = json!(p.pools.values().map(Vec::len).sum::<usize>());
+                v["connections_reused"] = json!(p.reused);
+            }
             v
         }
         WorkloadState::Query(q) => {

@@ -7,8 +7,9 @@ use crate::engine::Rng;
 use crate::error::Error;
 use crate::net::Network;
 use crate::packet::HEADER_BYTES;
-use crate::scenario::{Services, Workload};
+use crate::scenario::{Connections, Services, Workload};
 use crate::units::{Bytes, Time};
+use std::collections::BTreeMap;
 
 pub struct Poisson {
     pub hosts: Vec<u32>,
@@ -29,6 +30,12 @@ pub struct Poisson {
     pub last: Time,
     pub capacity_bps: f64,
     pub flows: Vec<u32>,
+    /// `connections = "persistent"`: per (src, dst, class), the flow each of its connections carries now
+    /// (or carried last), in the order the connections were opened.
+    pub persistent: bool,
+    pub pools: BTreeMap<(u32, u32, u8), Vec<u32>>,
+    /// Flows that went on an idle connection instead of a new one.
+    pub reused: u64,
 }
 
 /// A shipped table by name, or else one read from a CSV file at that path.
@@ -63,7 +70,7 @@ fn path(idx: u32, f: &str) -> String {
 
 impl Poisson {
     pub fn new(seed: u64, idx: u32, w: &Workload, net: &Network) -> Result<Poisson, Error> {
-        let Workload::Poisson { hosts, dst, load, flows, stop, cdf, services, rtt, .. } = w else {
+        let Workload::Poisson { hosts, dst, load, flows, stop, cdf, services, rtt, connections, .. } = w else {
             unreachable!("Poisson::new on another workload")
         };
         let mut hosts: Vec<u32> = match hosts {
@@ -149,7 +156,34 @@ impl Poisson {
             last: Time::ZERO,
             capacity_bps,
             flows: vec![],
+            persistent: *connections == Connections::Persistent,
+            pools: BTreeMap::new(),
+            reused: 0,
         })
+    }
+
+    /// With persistent connections: the position in `pair`'s pool of its longest-open connection whose flow
+    /// has everything acknowledged (as the ns-2 scripts scan a pair's connections in order), if any.
+    pub fn idle_connection(&self, pair: (u32, u32, u8), flows: &[super::Flow]) -> Option<usize> {
+        if !self.persistent {
+            return None;
+        }
+        self.pools.get(&pair)?.iter().position(|&f| flows[f as usize].sender.is_idle())
+    }
+
+    /// Flow `f` now holds the connection at `slot` of `pair`'s pool, or a new one (`None`) at its end.
+    pub fn carry(&mut self, pair: (u32, u32, u8), slot: Option<usize>, f: u32) {
+        if !self.persistent {
+            return;
+        }
+        let pool = self.pools.entry(pair).or_default();
+        match slot {
+            Some(i) => {
+                pool[i] = f;
+                self.reused += 1;
+            }
+            None => pool.push(f),
+        }
     }
 
     /// The next flow: (src, dst, class, size, end-to-end base RTT target if varied).
@@ -257,6 +291,7 @@ mod tests {
             cdf: cdf.iter().map(|s| s.to_string()).collect(),
             services,
             rtt: None,
+            connections: Default::default(),
         };
         Poisson::new(7, 0, &w, &leaf_spine()).unwrap()
     }

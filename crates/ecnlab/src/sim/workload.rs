@@ -166,7 +166,7 @@ impl Sim {
                 }
                 let following = starts.get(*next).map(|s| s.0);
                 for (src, class) in opened {
-                    let f = self.open_flow(idx, src, dst, class, size, rate, None);
+                    let f = self.open_flow(idx, src, dst, class, size, rate, None, None);
                     if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
                         flows.push(f);
                     }
@@ -182,7 +182,7 @@ impl Sim {
             WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {
                 if flows.is_empty() {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
+                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None, None);
                     self.b2b_push(idx, f);
                 }
             }
@@ -198,7 +198,7 @@ impl Sim {
                 } else if inc.flows.is_empty() {
                     let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
                     for s in senders {
-                        let f = self.open_flow(idx, s, r, c, None, None, None);
+                        let f = self.open_flow(idx, s, r, c, None, None, None, None);
                         if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
                             inc.flows.push(f);
                         }
@@ -217,9 +217,12 @@ impl Sim {
                 p.last = now;
                 let gap = p.next_gap();
                 let more = !p.done(now);
-                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt);
+                let idle = p.idle_connection((src, dst, class), &self.flows);
+                let on = idle.map(|slot| p.pools[&(src, dst, class)][slot]);
+                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt, on);
                 if let WorkloadState::Poisson(p) = &mut self.workloads[idx as usize] {
                     p.flows.push(f);
+                    p.carry((src, dst, class), idle, f);
                 }
                 if more {
                     self.schedule(now + gap, Event::Workload { idx });
@@ -234,7 +237,7 @@ impl Sim {
                     .collect();
                 let (r, c) = (q.receiver, q.class);
                 for (src, size) in spec {
-                    let f = self.open_flow(idx, src, r, c, Some(size), None, None);
+                    let f = self.open_flow(idx, src, r, c, Some(size), None, None, None);
                     if let WorkloadState::Query(q) = &mut self.workloads[idx as usize] {
                         q.flows.push(f);
                     }
@@ -377,7 +380,7 @@ impl Sim {
                 if count.is_none_or(|c| (flows.len() as u32) < c) =>
             {
                 let (s, d, sz, c) = (*src, *dst, *size, *class);
-                let f = self.open_flow(idx, s, d, c, Some(sz), None, None);
+                let f = self.open_flow(idx, s, d, c, Some(sz), None, None, None);
                 self.b2b_push(idx, f);
             }
             WorkloadState::Incast(inc) => {

@@ -135,6 +135,15 @@ impl Cc {
         }
     }
 
+    /// The state a connection's next flow starts from (`TcpSender::resume`): α kept, DCTCP's observation
+    /// window restarted in the new sequence space.
+    pub fn resumed(&self) -> Cc {
+        match *self {
+            Cc::Dctcp(d) => Cc::Dctcp(Dctcp { acked: 0, marked: 0, window_end: 0, ..d }),
+            other => other,
+        }
+    }
+
     /// The window after an ECN congestion signal (at most once per window; the sender enforces that).
     pub fn ecn_cut(&self, cwnd: u64) -> u64 {
         match self {

@@ -138,6 +138,22 @@ impl Sender {
             Sender::Roce(s) => s.written += bytes,
         }
     }
+    /// A sender for the next flow on this idle connection (`TcpSender::resume`); `None` for RoCE, whose
+    /// flows never share a connection.
+    pub fn resume(&self, addr: FlowAddr) -> Option<Sender> {
+        match self {
+            Sender::Tcp(s) => Some(Sender::Tcp(s.resume(addr))),
+            Sender::Roce(_) => None,
+        }
+    }
+    /// Whether everything the application wrote and closed has been acknowledged (TCP), so the connection
+    /// may carry another flow.
+    pub fn is_idle(&self) -> bool {
+        match self {
+            Sender::Tcp(s) => s.done(),
+            Sender::Roce(_) => false,
+        }
+    }
     /// The application will write no more.
     pub fn close(&mut self) {
         match self {

@@ -112,6 +112,28 @@ impl TcpSender {
         self.written += bytes;
     }
 
+    /// A sender for the next flow on this connection, which must be `done` (idle, everything acknowledged):
+    /// a new sequence space and counters, with this connection's congestion state (cwnd, ssthresh, DCTCP α),
+    /// RTT estimate and RTO, and the time it last sent, so that RFC 5681 §4.1's restart after idle
+    /// (`restart_after_idle`) applies to its first segment as on a kept connection. No handshake: the
+    /// connection is open.
+    pub fn resume(&self, addr: FlowAddr) -> TcpSender {
+        debug_assert!(self.done(), "only an idle connection carries another flow");
+        TcpSender {
+            state: State::Established,
+            syn_due: false,
+            cc: self.cc.resumed(),
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            rto: self.rto,
+            last_send: self.last_send,
+            last_rtt: self.last_rtt,
+            ..TcpSender::new(self.cfg.clone(), addr)
+        }
+    }
+
     /// Everything written has been acknowledged and the application closed the stream.
     pub fn done(&self) -> bool {
         self.closed && self.state == State::Established && self.snd_una >= self.written

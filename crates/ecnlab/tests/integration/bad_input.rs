@@ -90,6 +90,14 @@ trace = { ports = ["s0->h0"], from = "2ms", to = "2.1ms" }
 max_events = 2000000
 "#;
 
+/// A Poisson workload in place of the probe, with an unknown connection kind.
+const POISSON_BOGUS_CONNECTIONS: &str = "workloads.4={ kind = \"poisson\", hosts = \"1-2\", dst = 0, load = 0.1, \
+     flows = 5, cdf = [\"websearch\"], connections = \"sometimes\" }";
+/// Persistent connections with per-flow RTTs: a connection has one base RTT.
+const POISSON_PERSISTENT_RTT: &str = "workloads.4={ kind = \"poisson\", hosts = \"1-2\", dst = 0, load = 0.1, \
+     flows = 5, cdf = [\"websearch\"], connections = \"persistent\", \
+     rtt = { dist = \"longtail_70_210us\", lo = \"70us\", hi = \"210us\" } }";
+
 /// Two sides whose host counts overflow u32 when added.
 const DUMBBELL_OVERFLOW: &str = "topology={ kind = \"dumbbell\", left = 4294967295, right = 3, rate = \"10Gbps\", \
      delay = \"1us\", bottleneck_rate = \"10Gbps\", bottleneck_delay = \"1us\" }";
@@ -197,6 +205,12 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         ("workloads.4.interval=0us", "workloads.4.interval", "> 0"),
         ("workloads.4.size=39B", "workloads.4.size", "[40B"),
         ("workloads.4.src=6", "workloads.4.src", "hosts are 0..5"),
+        (
+            POISSON_BOGUS_CONNECTIONS,
+            "workloads.4.connections",
+            "unknown variant `sometimes`, expected `new` or `persistent`",
+        ),
+        (POISSON_PERSISTENT_RTT, "workloads.4.connections", "per-flow RTT variation"),
         ("observe.warmup=10ms", "observe.warmup", "< duration"),
         ("observe.ports=[\"s0->h99\"]", "observe.ports.0", "no port named"),
         ("observe.trace.ports=[\"s9->h0\"]", "observe.trace.ports.0", "no port named"),

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod common;
+mod connections;
 mod core;
 mod experiments;
 mod flowsched;
