@@ -162,13 +162,15 @@ impl Poisson {
         })
     }
 
-    /// With persistent connections: the position in `pair`'s pool of its longest-open connection whose flow
-    /// has everything acknowledged (as the ns-2 scripts scan a pair's connections in order), if any.
-    pub fn idle_connection(&self, pair: (u32, u32, u8), flows: &[super::Flow]) -> Option<usize> {
+    /// With persistent connections: `pair`'s longest-open connection whose flow has everything acknowledged
+    /// (as the ns-2 scripts scan a pair's connections in order), if any, as (position in the pool, that flow).
+    pub fn idle_connection(&self, pair: (u32, u32, u8), flows: &[super::Flow]) -> Option<(usize, u32)> {
         if !self.persistent {
             return None;
         }
-        self.pools.get(&pair)?.iter().position(|&f| flows[f as usize].sender.is_idle())
+        let pool = self.pools.get(&pair)?;
+        let slot = pool.iter().position(|&f| flows[f as usize].sender.is_idle())?;
+        Some((slot, pool[slot]))
     }
 
     /// Flow `f` now holds the connection at `slot` of `pair`'s pool, or a new one (`None`) at its end.

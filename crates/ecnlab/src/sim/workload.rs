@@ -218,11 +218,10 @@ impl Sim {
                 let gap = p.next_gap();
                 let more = !p.done(now);
                 let idle = p.idle_connection((src, dst, class), &self.flows);
-                let on = idle.map(|slot| p.pools[&(src, dst, class)][slot]);
-                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt, on);
+                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt, idle.map(|(_, on)| on));
                 if let WorkloadState::Poisson(p) = &mut self.workloads[idx as usize] {
                     p.flows.push(f);
-                    p.carry((src, dst, class), idle, f);
+                    p.carry((src, dst, class), idle.map(|(slot, _)| slot), f);
                 }
                 if more {
                     self.schedule(now + gap, Event::Workload { idx });
