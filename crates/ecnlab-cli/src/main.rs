@@ -201,7 +201,8 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
     let s = &report.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
-    // The bottleneck: the switch port that sent the most packets.
+    // The bottleneck: the port in the summary (a switch's, or a host's like a switch's) that sent the most
+    // packets.
     let (name, port) = s["ports"]
         .as_object()
         .and_then(|m| m.iter().max_by_key(|(_, v)| v["counters"]["sent_pkts"].as_u64().unwrap_or(0)))

@@ -18,8 +18,8 @@ fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> Result<T, Error> {
 struct PortInfo {
     name: String,
     rate: Rate,
-    /// A switch port (configurable); else a host NIC.
-    switch: bool,
+    /// A switch port, or a host's like a switch's (configurable); else a host NIC.
+    queues: bool,
 }
 
 /// A queue length in bytes at `rate`, in u128 so absurd values cannot wrap (rounded as `QueueLen::resolve`).
@@ -128,6 +128,7 @@ impl Scenario {
         if let Some(p) = t.pias {
             self.check_pias(p.levels(), "transport.pias.thresholds")?;
         }
+        self.validate_host_queue()?;
         self.validate_ports()?;
         for (i, w) in self.workloads.iter().enumerate() {
             self.validate_workload(&format!("workloads.{i}"), w)?;
@@ -336,7 +337,7 @@ impl Scenario {
         let ports = self.port_list();
         let overridden = |name: &str| self.ports.iter().any(|o| o.port == name);
         // `rev`: the first of equally fast ports, so errors name the lowest host.
-        let fastest = ports.iter().rev().filter(|p| p.switch && !overridden(&p.name)).max_by_key(|p| p.rate);
+        let fastest = ports.iter().rev().filter(|p| p.queues && !overridden(&p.name)).max_by_key(|p| p.rate);
         if let Some(p) = fastest {
             self.validate_port("switch", &self.switch, p)?;
         }
@@ -345,8 +346,11 @@ impl Scenario {
             let port = ports.iter().find(|p| p.name == o.port).ok_or_else(|| {
                 Error::config(format!("{path}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))
             })?;
-            if !port.switch {
-                return err(format!("{path}.port"), "host NIC ports are not configurable; name a switch port");
+            if !port.queues {
+                return err(
+                    format!("{path}.port"),
+                    "host NIC ports are not configurable (unless transport.host_queue = \"switch\"); name a switch port",
+                );
             }
             self.validate_port(&path, &self.port_settings_with(o), port)?;
         }
@@ -374,6 +378,8 @@ impl Scenario {
     fn port_list(&self) -> Vec<PortInfo> {
         let (_, links) = self.topology.links();
         let name = |a: crate::net::Node, b: crate::net::Node| format!("{}->{}", node_name(a), node_name(b));
+        let hosts_queue = self.transport.host_queue == crate::transport::HostQueue::Switch;
+        let queues = |n: crate::net::Node| hosts_queue || matches!(n, crate::net::Node::Switch(_));
         links
             .iter()
             .flat_map(|l| {
@@ -381,12 +387,12 @@ impl Scenario {
                     PortInfo {
                         name: name(l.a, l.b),
                         rate: l.rate_ab,
-                        switch: matches!(l.a, crate::net::Node::Switch(_)),
+                        queues: queues(l.a),
                     },
                     PortInfo {
                         name: name(l.b, l.a),
                         rate: l.rate_ba,
-                        switch: matches!(l.b, crate::net::Node::Switch(_)),
+                        queues: queues(l.b),
                     },
                 ]
             })
@@ -430,6 +436,25 @@ impl Scenario {
                 self.validate_scheduler(&format!("{path}.group"), group, queues - strict)
             }
         }
+    }
+
+    /// Host egress ports like a switch's carry neither PFC, RoCE nor RTT variation's delay lines.
+    fn validate_host_queue(&self) -> Result<(), Error> {
+        if self.transport.host_queue != crate::transport::HostQueue::Switch {
+            return Ok(());
+        }
+        let why = |what: &str| format!("\"switch\" host egress ports do not support {what}; use \"nic\"");
+        if matches!(self.transport.cc, crate::transport::CcConfig::Dcqcn(_)) {
+            return err("transport.host_queue", why("RoCE (transport.cc is dcqcn)"));
+        }
+        if self.switch.pfc.is_some() {
+            return err("transport.host_queue", why("PFC (switch.pfc is set)"));
+        }
+        let rtt = self.workloads.iter().position(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
+        if let Some(i) = rtt {
+            return err("transport.host_queue", why(&format!("per-flow RTT variation (workloads.{i}.rtt)")));
+        }
+        Ok(())
     }
 
     fn validate_pfc(&self, path: &str, pfc: &crate::net::pfc::PfcConfig, p: &PortSettings) -> Result<(), Error> {

@@ -16,6 +16,7 @@ use crate::port::{FifoPool, Port, PortConfig, SharedBuffer};
 use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
+use crate::transport::HostQueue;
 use crate::units::{Bytes, Rate, Time};
 
 fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
@@ -103,15 +104,23 @@ impl Sim {
         let (switches, links) = sc.topology.links();
         let net = Network::build(hosts as usize, switches as usize, &links, sc.mtu)
             .map_err(|e| Error::config("topology", e))?;
-        // Per-port settings: switch defaults, then overrides by name.
-        let mut settings: Vec<Option<PortSettings>> =
-            net.ports.iter().map(|p| matches!(p.from, Node::Switch(_)).then(|| sc.switch.clone())).collect();
+        // Per-port settings: switch defaults (host egress ports too, if they are like a switch's), then
+        // overrides by name.
+        let hosts_queue = sc.transport.host_queue == HostQueue::Switch;
+        let mut settings: Vec<Option<PortSettings>> = net
+            .ports
+            .iter()
+            .map(|p| (hosts_queue || matches!(p.from, Node::Switch(_))).then(|| sc.switch.clone()))
+            .collect();
         for (i, o) in sc.ports.iter().enumerate() {
             let id = net.port_by_name(&o.port).ok_or_else(|| {
                 Error::config(format!("ports.{i}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))
             })?;
             if settings[id as usize].is_none() {
-                return Err(Error::config(format!("ports.{i}.port"), "host NIC ports are not configurable"));
+                return Err(Error::config(
+                    format!("ports.{i}.port"),
+                    "host NIC ports are not configurable (unless transport.host_queue = \"switch\")",
+                ));
             }
             settings[id as usize] = Some(sc.port_settings_with(o));
         }
@@ -189,6 +198,7 @@ impl Sim {
             fifos: FifoPool::new(),
             ports,
             far_end: net.ports.iter().map(|spec| spec.to).collect(),
+            hosts_queue,
             on_links: 0,
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),

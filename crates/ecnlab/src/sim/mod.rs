@@ -57,6 +57,8 @@ pub struct Flow {
 pub struct Host {
     blocked: VecDeque<u32>,
     wake_pending: bool,
+    /// A host port like a switch's drained to `nic_limit`: its `NicReady` is scheduled.
+    waking: bool,
 }
 
 pub struct Sim {
@@ -72,6 +74,8 @@ pub struct Sim {
     pub ports: Vec<Port>,
     /// Where port i's outgoing link leads. The packets on it are the `Arrive` events of its line in `events`.
     pub far_end: Vec<Node>,
+    /// Host egress ports are like a switch's (`transport.host_queue = "switch"`), not NICs.
+    hosts_queue: bool,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
     pub flows: Vec<Flow>,
@@ -211,6 +215,9 @@ impl Sim {
             self.schedule(end, Event::TxDone { port });
         }
         self.put_on_link(port, at, id, hop);
+        if self.hosts_queue {
+            self.host_port_sent(port);
+        }
         if self.trace.is_some() {
             let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
             self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
@@ -398,12 +405,15 @@ impl Sim {
 
     /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
     /// packet's departure is known now: it goes straight onto the link with its arrival time at the far
-    /// end, and the NIC needs no per-packet transmit event.
+    /// end, and the NIC needs no per-packet transmit event. A host port like a switch's queues it instead.
     #[inline(always)]
     fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
         let port = self.net.host_port[host as usize];
+        if self.hosts_queue {
+            return self.enqueue(port, id);
+        }
         let now = self.now;
         let extra = match pkt.kind {
             Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
@@ -555,9 +565,13 @@ impl Sim {
         self.arm_flow_timer(flow);
     }
 
-    /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent.
+    /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent (a port like a switch's: in its
+    /// queues).
     fn nic_full(&self, host: u32) -> bool {
         let port = &self.ports[self.net.host_port[host as usize] as usize];
+        if self.hosts_queue {
+            return port.port_bytes > self.tcp.nic_limit.0;
+        }
         port.nic_excess(self.now, self.tcp.nic_limit) > Time::ZERO
     }
 
@@ -580,9 +594,10 @@ impl Sim {
         self.hosts[host as usize].blocked.push_back(flow);
     }
 
-    /// One pending wake-up per host, when the NIC backlog falls to `nic_limit`.
+    /// One pending wake-up per host, when the NIC backlog falls to `nic_limit` (a port like a switch's: at
+    /// the departure that brings it there, `host_port_sent`).
     fn wake_when_nic_drains(&mut self, host: u32) {
-        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) {
+        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) || self.hosts_queue {
             return;
         }
         let port = &self.ports[self.net.host_port[host as usize] as usize];
@@ -590,9 +605,21 @@ impl Sim {
         self.schedule(at, Event::NicReady { host });
     }
 
+    /// A host port like a switch's sent a packet: if its host waits for the backlog to fall to `nic_limit` and
+    /// it has, the host's blocked flows go on at this instant.
+    fn host_port_sent(&mut self, port: u32) {
+        let Node::Host(host) = self.net.ports[port as usize].from else { return };
+        let h = &self.hosts[host as usize];
+        if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
+            self.hosts[host as usize].waking = true;
+            self.schedule(self.now, Event::NicReady { host });
+        }
+    }
+
     /// The NIC drained: blocked flows send again, in the order they blocked, until it fills up.
     fn nic_ready(&mut self, host: u32) {
         self.hosts[host as usize].wake_pending = false;
+        self.hosts[host as usize].waking = false;
         while let Some(&flow) = self.hosts[host as usize].blocked.front() {
             if self.nic_full(host) {
                 self.wake_when_nic_drains(host);

@@ -240,17 +240,21 @@ impl Sim {
             })
             .collect();
 
-        // Ports: switch ports only in the summary (host NICs never mark or drop).
+        // Ports that queue: switch ports, and host ports when they are like a switch's (a host NIC never
+        // marks or drops).
         let mut ports = Map::new();
         let mut total = Counters::default();
         for (i, p) in self.ports.iter_mut().enumerate() {
             let spec = &self.net.ports[i];
-            if !matches!(spec.from, Node::Switch(_)) {
+            let switch = matches!(spec.from, Node::Switch(_));
+            if !switch && !self.hosts_queue {
                 continue;
             }
             let c = p.counters();
-            total.arrived_pkts += c.arrived_pkts;
-            total.sent_pkts += c.sent_pkts;
+            if switch {
+                total.arrived_pkts += c.arrived_pkts;
+                total.sent_pkts += c.sent_pkts;
+            }
             for k in 0..c.marks.len() {
                 total.marks[k] += c.marks[k];
             }

@@ -211,6 +211,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
             "unknown variant `sometimes`, expected `new` or `persistent`",
         ),
         (POISSON_PERSISTENT_RTT, "workloads.4.connections", "per-flow RTT variation"),
+        ("transport.host_queue=\"fifo\"", "transport.host_queue", "unknown variant `fifo`, expected `nic` or `switch`"),
         ("observe.warmup=10ms", "observe.warmup", "< duration"),
         ("observe.ports=[\"s0->h99\"]", "observe.ports.0", "no port named"),
         ("observe.trace.ports=[\"s9->h0\"]", "observe.trace.ports.0", "no port named"),

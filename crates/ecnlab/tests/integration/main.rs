@@ -7,6 +7,7 @@ mod connections;
 mod core;
 mod experiments;
 mod flowsched;
+mod host_queue;
 mod rdma;
 mod schemes;
 mod theory;

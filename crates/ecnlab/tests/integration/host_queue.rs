@@ -1,0 +1,112 @@
+//! Host egress ports like a switch's (`transport.host_queue = "switch"`, as the MQ-ECN authors' ns-2 scripts
+//! build every link's queue alike): where a lone sender's standing queue sits, TCP small queues on such a port,
+//! and the combinations refused.
+
+use crate::common::*;
+use ecnlab::{Error, Scenario, Sim};
+
+/// One long-lived DCTCP flow h1 → h0 over 10 Gb/s links, per-queue threshold K = 20 packets.
+const LONE_FLOW: &str = r#"
+duration = "0.2s"
+[topology]
+kind = "star"
+hosts = 2
+rate = "10Gbps"
+delay = "5us"
+[switch]
+marker = { kind = "threshold", threshold = "20pkt" }
+[transport]
+cc = { kind = "dctcp" }
+[[workloads]]
+kind = "flows"
+src = [1]
+dst = 0
+"#;
+
+const K_PKTS: f64 = 20.0;
+
+#[test]
+fn without_small_queues_a_lone_senders_queue_sits_at_its_own_host_port_and_is_marked_there() {
+    // Every link runs at 10 Gb/s, so the first link is the bottleneck: the window beyond the path's BDP waits
+    // in the sender's own egress queue, which DCTCP keeps near K (Alizadeh et al. 2010, §3.3), and the switch
+    // downstream sees packets paced at line rate (never more than the one in transmission plus one).
+    let r = run_text(LONE_FLOW, &["transport.host_queue=\"switch\"", "transport.nic_limit=\"1GB\""]);
+    let host = port(&r, "h1->s0");
+    let mean = f(&host["occupancy"]["mean_pkts"]);
+    assert!((0.5 * K_PKTS..=1.5 * K_PKTS).contains(&mean), "sender's queue mean {mean} pkts");
+    assert!(f(&host["window_counters"]["marked_pkts"]) > 0.0, "DCTCP is held at K by marks at the host port");
+    let switch = port(&r, "s0->h0");
+    assert!(f(&switch["occupancy"]["max_pkts"]) <= 1.0, "the switch never queues paced packets");
+    assert_eq!(f(&switch["counters"]["marked_pkts"]), 0.0);
+    let marked = f(&r.summary["totals"]["marked_pkts"]);
+    assert_eq!(marked, f(&host["counters"]["marked_pkts"]), "totals count the host port's marks");
+    // The link stays full: 1460 of every 1500 bytes are payload.
+    assert!(f(&r.summary["goodput"]["total_gbps"]) > 9.6);
+
+    // A NIC (the default) holds back the sender instead (TCP small queues): nothing queues, nothing is marked,
+    // and host ports are not in the summary.
+    let nic = run_text(LONE_FLOW, &[]);
+    assert_eq!(f(&nic.summary["totals"]["marked_pkts"]), 0.0);
+    assert!(nic.summary["ports"].get("h1->s0").is_none());
+    assert!(f(&nic.summary["goodput"]["total_gbps"]) > 9.6);
+}
+
+#[test]
+fn small_queues_bound_a_host_port_like_a_switchs_to_the_limit_plus_one_segment() {
+    // The sender hands over a segment only while at most `nic_limit` bytes wait, so the backlog peaks at the
+    // limit plus one full-size frame; woken as the port drains, the sender still fills the link.
+    for limit in [0u64, 3000, 12_000] {
+        let set = format!("transport.nic_limit=\"{limit}B\"");
+        let r = run_text(LONE_FLOW, &["transport.host_queue=\"switch\"", &set]);
+        let host = port(&r, "h1->s0");
+        let peak = f(&host["occupancy"]["max_all_bytes"]);
+        assert!(peak <= (limit + 1500) as f64, "limit {limit}: backlog peaked at {peak} B");
+        assert!(f(&r.summary["goodput"]["total_gbps"]) > 9.6, "limit {limit}: the link must stay full");
+        assert_eq!(f(&r.summary["totals"]["marked_pkts"]), 0.0, "limit {limit}: below K nothing is marked");
+    }
+}
+
+#[test]
+fn host_ports_like_a_switchs_are_deterministic_and_take_per_port_overrides() {
+    let sets = [
+        "transport.host_queue=\"switch\"",
+        "transport.nic_limit=\"1GB\"",
+        "ports=[{ port = \"h1->s0\", marker = { kind = \"threshold\", threshold = \"5pkt\" } }]",
+        "duration=\"50ms\"",
+    ];
+    let strip = |r: ecnlab::RunReport| {
+        let mut s = r.summary;
+        s.as_object_mut().unwrap().retain(|k, _| !matches!(k.as_str(), "wall_time_s" | "events_per_s"));
+        s
+    };
+    let a = strip(run_text(LONE_FLOW, &sets));
+    assert_eq!(a, strip(run_text(LONE_FLOW, &sets)), "same scenario and seed, same summary");
+    // The override holds the sender's queue near 5 packets, a quarter of the [switch] default's K.
+    let mean = f(&a["ports"]["h1->s0"]["occupancy"]["mean_pkts"]);
+    assert!((2.5..=7.5).contains(&mean), "overridden K = 5: queue mean {mean} pkts");
+}
+
+#[test]
+fn host_ports_like_a_switchs_refuse_roce_pfc_and_rtt_variation() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["transport.cc={ kind = \"dcqcn\" }"], "RoCE"),
+        (&["switch.scheduler={ kind = \"sp\" }", "switch.pfc={ xoff = \"100KB\" }"], "PFC"),
+        (
+            &["workloads=[{ kind = \"poisson\", hosts = \"1\", dst = 0, load = 0.1, flows = 5, cdf = [\"websearch\"], \
+               rtt = { dist = \"longtail_70_210us\", lo = \"70us\", hi = \"210us\" } }]"],
+            "workloads.0.rtt",
+        ),
+    ];
+    for (sets, what) in cases {
+        let mut all: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        all.push("transport.host_queue=\"switch\"".into());
+        let r = Scenario::from_toml(LONE_FLOW, &all).and_then(|sc| Sim::new(&sc).map(|_| ()));
+        match r {
+            Err(Error::Config { path, msg }) => {
+                assert_eq!(path, "transport.host_queue", "{sets:?}");
+                assert!(msg.contains(what) && msg.contains("\"nic\""), "{sets:?}: {msg}");
+            }
+            other => panic!("{sets:?}: want a config error at transport.host_queue, got {other:?}"),
+        }
+    }
+}
