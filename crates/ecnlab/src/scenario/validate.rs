@@ -438,7 +438,7 @@ impl Scenario {
         }
     }
 
-    /// Host egress ports like a switch's carry neither PFC, RoCE nor RTT variation's delay lines.
+    /// Host egress ports like a switch's carry neither PFC nor RoCE.
     fn validate_host_queue(&self) -> Result<(), Error> {
         if self.transport.host_queue != crate::transport::HostQueue::Switch {
             return Ok(());
@@ -449,10 +449,6 @@ impl Scenario {
         }
         if self.switch.pfc.is_some() {
             return err("transport.host_queue", why("PFC (switch.pfc is set)"));
-        }
-        let rtt = self.workloads.iter().position(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
-        if let Some(i) = rtt {
-            return err("transport.host_queue", why(&format!("per-flow RTT variation (workloads.{i}.rtt)")));
         }
         Ok(())
     }

@@ -214,9 +214,10 @@ impl Sim {
         if event {
             self.schedule(end, Event::TxDone { port });
         }
-        self.put_on_link(port, at, id, hop);
-        if self.hosts_queue {
-            self.host_port_sent(port);
+        if self.hosts_queue && matches!(self.net.ports[port as usize].from, Node::Host(_)) {
+            self.host_port_sent(port, at, id, hop);
+        } else {
+            self.put_on_link(port, at, id, hop);
         }
         if self.trace.is_some() {
             let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
@@ -414,25 +415,34 @@ impl Sim {
         if self.hosts_queue {
             return self.enqueue(port, id);
         }
-        let now = self.now;
-        let extra = match pkt.kind {
-            Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
-            _ => Time::ZERO,
-        };
-        let p = &mut self.ports[port as usize];
-        let at = p.nic_transmit(now, pkt.wire_bytes());
+        let extra = self.extra_delay(&pkt);
+        let at = self.ports[port as usize].nic_transmit(self.now, pkt.wire_bytes());
         if extra > Time::ZERO {
-            // Flows with different delays leave this host out of order: a delay line ordered by time.
-            self.late_seq += 1;
-            p.late.push(std::cmp::Reverse((at + extra, self.late_seq, id)));
-            if at + extra < p.late_pending {
-                p.late_pending = at + extra;
-                self.schedule(at + extra, Event::LateArrive { port });
-            }
-            return;
+            return self.delay_line(port, at + extra, id);
         }
         let hop = self.next_hop(port, id);
         self.put_on_link(port, at, id, hop);
+    }
+
+    /// RTT variation (DESIGN): the extra one-way delay of a flow's data and SYNs, added after its host's port.
+    #[inline(always)]
+    fn extra_delay(&self, pkt: &Packet) -> Time {
+        match pkt.kind {
+            Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
+            _ => Time::ZERO,
+        }
+    }
+
+    /// A delayed packet of a host's link reaches the far end `at`. Flows with different delays leave their host
+    /// out of order, so the link's delayed packets wait in a line ordered by time, with one `LateArrive`.
+    fn delay_line(&mut self, port: u32, at: Time, id: PacketId) {
+        self.late_seq += 1;
+        let p = &mut self.ports[port as usize];
+        p.late.push(std::cmp::Reverse((at, self.late_seq, id)));
+        if at < p.late_pending {
+            p.late_pending = at;
+            self.schedule(at, Event::LateArrive { port });
+        }
     }
 
     /// A packet enters `port`'s link, reaching its far end `at` and going on to `hop` there (`next_hop`). The
@@ -605,10 +615,17 @@ impl Sim {
         self.schedule(at, Event::NicReady { host });
     }
 
-    /// A host port like a switch's sent a packet: if its host waits for the backlog to fall to `nic_limit` and
-    /// it has, the host's blocked flows go on at this instant.
-    fn host_port_sent(&mut self, port: u32) {
-        let Node::Host(host) = self.net.ports[port as usize].from else { return };
+    /// A host port like a switch's sent a packet, reaching the far end `at` (later under RTT variation). If its
+    /// host waits for the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this
+    /// instant.
+    fn host_port_sent(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
+        let extra = self.extra_delay(self.pool.get(id));
+        if extra > Time::ZERO {
+            self.delay_line(port, at + extra, id);
+        } else {
+            self.put_on_link(port, at, id, hop);
+        }
+        let Node::Host(host) = self.net.ports[port as usize].from else { unreachable!("a host's port") };
         let h = &self.hosts[host as usize];
         if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
             self.hosts[host as usize].waking = true;
