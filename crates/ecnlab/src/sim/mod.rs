@@ -215,7 +215,7 @@ impl Sim {
             self.schedule(end, Event::TxDone { port });
         }
         if self.hosts_queue && matches!(self.net.ports[port as usize].from, Node::Host(_)) {
-            self.host_port_sent(port, at, id, hop);
+            self.leave_host_port(port, at, id, hop);
         } else {
             self.put_on_link(port, at, id, hop);
         }
@@ -252,6 +252,9 @@ impl Sim {
             }
             self.pool.free(id);
             self.dropped += 1;
+        }
+        if self.hosts_queue {
+            self.host_port_drained(port);
         }
     }
 
@@ -605,7 +608,7 @@ impl Sim {
     }
 
     /// One pending wake-up per host, when the NIC backlog falls to `nic_limit` (a port like a switch's: at
-    /// the departure that brings it there, `host_port_sent`).
+    /// the dequeue that brings it there, `host_port_drained`).
     fn wake_when_nic_drains(&mut self, host: u32) {
         if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) || self.hosts_queue {
             return;
@@ -615,17 +618,20 @@ impl Sim {
         self.schedule(at, Event::NicReady { host });
     }
 
-    /// A host port like a switch's sent a packet, reaching the far end `at` (later under RTT variation). If its
-    /// host waits for the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this
-    /// instant.
-    fn host_port_sent(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
+    /// A host port like a switch's sent a packet, reaching the far end `at` (later under RTT variation).
+    fn leave_host_port(&mut self, port: u32, at: Time, id: PacketId, hop: u32) {
         let extra = self.extra_delay(self.pool.get(id));
         if extra > Time::ZERO {
             self.delay_line(port, at + extra, id);
         } else {
             self.put_on_link(port, at, id, hop);
         }
-        let Node::Host(host) = self.net.ports[port as usize].from else { unreachable!("a host's port") };
+    }
+
+    /// A port dequeued (sent, or dropped at dequeue): if it is a host's like a switch's, and its host waits for
+    /// the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this instant.
+    fn host_port_drained(&mut self, port: u32) {
+        let Node::Host(host) = self.net.ports[port as usize].from else { return };
         let h = &self.hosts[host as usize];
         if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
             self.hosts[host as usize].waking = true;

@@ -131,6 +131,24 @@ fn a_host_port_like_a_switchs_with_one_fifo_and_no_marking_times_packets_as_a_ni
 }
 
 #[test]
+fn a_host_ports_codel_drops_at_dequeue_and_the_blocked_sender_still_finishes() {
+    // Loss-based TCP (not ECN-capable) behind small queues: CoDel (RFC 8289) at the sender's own port drops at
+    // dequeue once the 2–3 waiting packets sit above its 1 us target for 20 us. Every dequeue, a drop included,
+    // may wake the blocked sender, and the flow completes with each drop repaired.
+    let sets = [
+        "transport.host_queue=\"switch\"",
+        "transport.cc={ kind = \"reno\" }",
+        "switch.marker={ kind = \"codel\", target = \"1us\", interval = \"20us\" }",
+        "workloads.0.size=\"2MB\"",
+    ];
+    let r = run_text(LONE_FLOW, &sets);
+    let drops = f(&port(&r, "h1->s0")["counters"]["drops"]["aqm"]);
+    assert!(drops > 0.0, "CoDel must act at the host port");
+    assert!(r.flows[0].finish_s.is_some(), "the flow finishes");
+    assert!(f(&r.summary["totals"]["retransmits"]) >= drops);
+}
+
+#[test]
 fn host_ports_like_a_switchs_refuse_roce_and_pfc() {
     let cases: &[(&[&str], &str)] = &[
         (&["transport.cc={ kind = \"dcqcn\" }"], "RoCE"),
