@@ -384,16 +384,8 @@ impl Scenario {
             .iter()
             .flat_map(|l| {
                 [
-                    PortInfo {
-                        name: name(l.a, l.b),
-                        rate: l.rate_ab,
-                        queues: queues(l.a),
-                    },
-                    PortInfo {
-                        name: name(l.b, l.a),
-                        rate: l.rate_ba,
-                        queues: queues(l.b),
-                    },
+                    PortInfo { name: name(l.a, l.b), rate: l.rate_ab, queues: queues(l.a) },
+                    PortInfo { name: name(l.b, l.a), rate: l.rate_ba, queues: queues(l.b) },
                 ]
             })
             .collect()
