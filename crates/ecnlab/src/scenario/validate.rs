@@ -317,6 +317,12 @@ impl Scenario {
         Ok(())
     }
 
+    /// Whether a port transmitting from `from` queues, schedules and marks (a switch's, or a host's with
+    /// `transport.host_queue = "switch"`); else it is a host NIC.
+    pub fn queueing_port(&self, from: crate::net::Node) -> bool {
+        self.transport.host_queue == crate::transport::HostQueue::Switch || matches!(from, crate::net::Node::Switch(_))
+    }
+
     /// The switch defaults with one override applied.
     pub fn port_settings_with(&self, o: &PortOverride) -> PortSettings {
         let s = &self.switch;
@@ -378,14 +384,12 @@ impl Scenario {
     fn port_list(&self) -> Vec<PortInfo> {
         let (_, links) = self.topology.links();
         let name = |a: crate::net::Node, b: crate::net::Node| format!("{}->{}", node_name(a), node_name(b));
-        let hosts_queue = self.transport.host_queue == crate::transport::HostQueue::Switch;
-        let queues = |n: crate::net::Node| hosts_queue || matches!(n, crate::net::Node::Switch(_));
         links
             .iter()
             .flat_map(|l| {
                 [
-                    PortInfo { name: name(l.a, l.b), rate: l.rate_ab, queues: queues(l.a) },
-                    PortInfo { name: name(l.b, l.a), rate: l.rate_ba, queues: queues(l.b) },
+                    PortInfo { name: name(l.a, l.b), rate: l.rate_ab, queues: self.queueing_port(l.a) },
+                    PortInfo { name: name(l.b, l.a), rate: l.rate_ba, queues: self.queueing_port(l.b) },
                 ]
             })
             .collect()

@@ -106,12 +106,8 @@ impl Sim {
             .map_err(|e| Error::config("topology", e))?;
         // Per-port settings: switch defaults (host egress ports too, if they are like a switch's), then
         // overrides by name.
-        let hosts_queue = sc.transport.host_queue == HostQueue::Switch;
-        let mut settings: Vec<Option<PortSettings>> = net
-            .ports
-            .iter()
-            .map(|p| (hosts_queue || matches!(p.from, Node::Switch(_))).then(|| sc.switch.clone()))
-            .collect();
+        let mut settings: Vec<Option<PortSettings>> =
+            net.ports.iter().map(|p| sc.queueing_port(p.from).then(|| sc.switch.clone())).collect();
         for (i, o) in sc.ports.iter().enumerate() {
             let id = net.port_by_name(&o.port).ok_or_else(|| {
                 Error::config(format!("ports.{i}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))
@@ -198,7 +194,17 @@ impl Sim {
             fifos: FifoPool::new(),
             ports,
             far_end: net.ports.iter().map(|spec| spec.to).collect(),
-            hosts_queue,
+            port_host: match sc.transport.host_queue {
+                HostQueue::Switch => net
+                    .ports
+                    .iter()
+                    .map(|p| match p.from {
+                        Node::Host(h) => h,
+                        Node::Switch(_) => super::NOT_A_HOST,
+                    })
+                    .collect(),
+                HostQueue::Nic => Vec::new(),
+            },
             on_links: 0,
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),

@@ -61,6 +61,9 @@ pub struct Host {
     waking: bool,
 }
 
+/// `Sim::port_host` of a switch's port.
+const NOT_A_HOST: u32 = u32::MAX;
+
 pub struct Sim {
     pub now: Time,
     pub hosts: Vec<Host>,
@@ -74,8 +77,9 @@ pub struct Sim {
     pub ports: Vec<Port>,
     /// Where port i's outgoing link leads. The packets on it are the `Arrive` events of its line in `events`.
     pub far_end: Vec<Node>,
-    /// Host egress ports are like a switch's (`transport.host_queue = "switch"`), not NICs.
-    hosts_queue: bool,
+    /// With host egress ports like a switch's (`transport.host_queue = "switch"`): per port, the host it leaves,
+    /// or `NOT_A_HOST` (a switch's). Empty with NICs. Dense, so a departure's test stays in cache.
+    port_host: Vec<u32>,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
     pub flows: Vec<Flow>,
@@ -121,6 +125,12 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// Host egress ports are like a switch's (`transport.host_queue = "switch"`), not NICs.
+    #[inline(always)]
+    fn hosts_queue(&self) -> bool {
+        !self.port_host.is_empty()
+    }
+
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
         self.events.push(at, ev);
@@ -214,7 +224,7 @@ impl Sim {
         if event {
             self.schedule(end, Event::TxDone { port });
         }
-        if self.hosts_queue && matches!(self.net.ports[port as usize].from, Node::Host(_)) {
+        if self.port_host.get(port as usize).is_some_and(|&h| h != NOT_A_HOST) {
             self.leave_host_port(port, at, id, hop);
         } else {
             self.put_on_link(port, at, id, hop);
@@ -253,7 +263,7 @@ impl Sim {
             self.pool.free(id);
             self.dropped += 1;
         }
-        if self.hosts_queue {
+        if self.hosts_queue() {
             self.host_port_drained(port);
         }
     }
@@ -415,7 +425,7 @@ impl Sim {
         let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
         let port = self.net.host_port[host as usize];
-        if self.hosts_queue {
+        if self.hosts_queue() {
             return self.enqueue(port, id);
         }
         let extra = self.extra_delay(&pkt);
@@ -582,7 +592,7 @@ impl Sim {
     /// queues).
     fn nic_full(&self, host: u32) -> bool {
         let port = &self.ports[self.net.host_port[host as usize] as usize];
-        if self.hosts_queue {
+        if self.hosts_queue() {
             return port.port_bytes > self.tcp.nic_limit.0;
         }
         port.nic_excess(self.now, self.tcp.nic_limit) > Time::ZERO
@@ -610,7 +620,7 @@ impl Sim {
     /// One pending wake-up per host, when the NIC backlog falls to `nic_limit` (a port like a switch's: at
     /// the dequeue that brings it there, `host_port_drained`).
     fn wake_when_nic_drains(&mut self, host: u32) {
-        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) || self.hosts_queue {
+        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) || self.hosts_queue() {
             return;
         }
         let port = &self.ports[self.net.host_port[host as usize] as usize];
@@ -631,7 +641,10 @@ impl Sim {
     /// A port dequeued (sent, or dropped at dequeue): if it is a host's like a switch's, and its host waits for
     /// the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this instant.
     fn host_port_drained(&mut self, port: u32) {
-        let Node::Host(host) = self.net.ports[port as usize].from else { return };
+        let host = self.port_host[port as usize];
+        if host == NOT_A_HOST {
+            return;
+        }
         let h = &self.hosts[host as usize];
         if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
             self.hosts[host as usize].waking = true;
