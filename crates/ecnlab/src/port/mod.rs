@@ -501,13 +501,17 @@ impl Port {
 
     /// `enqueue`'s end and `dequeue` in one, for a packet that finds every queue empty and the transmitter
     /// free (it was admitted and seen by the marker at enqueue, and counts in the shared pool): the same
-    /// occupancy changes, round events and marker calls in the same order, without the FIFO. A drop at
-    /// dequeue leaves the port idle, and its marker is told so, as `Sim::start_tx` tells it when `dequeue`
-    /// finds nothing left to send.
+    /// round events and marker calls in the same order, without the FIFO. Its queue's and the port's lengths
+    /// rise by the packet and fall back at one instant, recorded as such (`Occupancy::pulse`), since nothing
+    /// reads them between (the scheduler's round events go to the marker alone). A drop at dequeue leaves the
+    /// port idle, and its marker is told so, as `Sim::start_tx` tells it when `dequeue` finds nothing left to
+    /// send.
     fn pass(&mut self, now: Time, q: usize, w: Waiting, p: &mut Packet, shared: Option<&mut SharedBuffer>) -> Admit {
-        self.set_len(now, q, w.wire as u64);
+        self.queues[q].occupancy.pulse(now, w.wire as u64);
+        if self.queues.len() > 1 {
+            self.occupancy.pulse(now, w.wire as u64);
+        }
         self.sched.pass(q, w.wire, now, &mut self.marker);
-        self.set_len(now, q, 0);
         match self.leave(now, q, w, p, shared) {
             Ok(d) => Admit::Sent(d),
             Err(r) => {

@@ -81,6 +81,19 @@ impl Occupancy {
         self.min = self.min.min(value);
     }
 
+    /// The value rises to `value` and falls back to the current one at `now`, as `set(now, value)` then
+    /// `set(now, current)` would record it (a packet passing an empty queue). Nothing accrues over a zero
+    /// interval, so only the extremes can change; at 0, what accrued up to `now` is 0 too, and only the
+    /// histogram needs it recorded now.
+    #[inline(always)]
+    pub fn pulse(&mut self, now: Time, value: u64) {
+        if self.cur != 0 || self.hist.is_some() {
+            self.accrue(now);
+        }
+        self.max = self.max.max(value);
+        self.min = self.min.min(value);
+    }
+
     /// Starts the measurement window at `now` (e.g. after warm-up).
     pub fn reset(&mut self, now: Time) {
         self.accrue(now);
@@ -135,6 +148,38 @@ mod tests {
         assert!((s.std - 1.05e6f64.sqrt()).abs() < 1e-6);
         assert!((s.p50.unwrap() - 1000.0).abs() <= 1000.0 / 64.0);
         assert!((s.p99.unwrap() - 3000.0).abs() <= 3000.0 / 64.0);
+    }
+
+    /// A pulse records what a rise and a fall at one instant do, by the two `set`s as a second implementation.
+    #[test]
+    fn a_pulse_is_a_rise_and_fall_at_one_instant() {
+        for histogram in [false, true] {
+            let (mut by_sets, mut by_pulses) = (Occupancy::new(histogram), Occupancy::new(histogram));
+            // Pulses at 0 and above it, ties at one instant, a window opened at a non-zero value.
+            let steps =
+                [(1, Some(3000)), (2, None), (2, Some(500)), (5, Some(0)), (7, None), (7, None), (9, Some(800))];
+            for (i, &(us, value)) in steps.iter().enumerate() {
+                let now = Time::from_us(us);
+                match value {
+                    Some(v) => {
+                        by_sets.set(now, v);
+                        by_pulses.set(now, v);
+                    }
+                    None => {
+                        let (pulse, before) = (1500 + 100 * i as u64, by_sets.current());
+                        by_sets.set(now, pulse);
+                        by_sets.set(now, before);
+                        by_pulses.pulse(now, pulse);
+                    }
+                }
+                if us == 5 {
+                    by_sets.reset(now);
+                    by_pulses.reset(now);
+                }
+            }
+            let end = Time::from_us(12);
+            assert_eq!(format!("{:?}", by_sets.stats(end)), format!("{:?}", by_pulses.stats(end)));
+        }
     }
 
     #[test]
