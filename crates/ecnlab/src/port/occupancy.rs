@@ -172,7 +172,8 @@ mod tests {
                         by_pulses.pulse(now, pulse);
                     }
                 }
-                if us == 5 {
+                if i == 2 {
+                    // The window opens at 500 B.
                     by_sets.reset(now);
                     by_pulses.reset(now);
                 }
