@@ -206,6 +206,7 @@ impl Sim {
                 HostQueue::Nic => Vec::new(),
             },
             on_links: 0,
+            any_extra_delay: false,
             flows: Vec::new(),
             tcp: std::sync::Arc::new(sc.transport),
             workloads: sc

@@ -82,6 +82,10 @@ pub struct Sim {
     port_host: Vec<u32>,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
+    /// Some flow was opened with an extra delay (RTT variation): until then no packet needs its flow's record
+    /// read to leave its host (a departure from a host port like a switch's would otherwise read two lines
+    /// long out of cache, the packet's and the flow's).
+    any_extra_delay: bool,
     pub flows: Vec<Flow>,
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
@@ -440,6 +444,9 @@ impl Sim {
     /// RTT variation (DESIGN): the extra one-way delay of a flow's data and SYNs, added after its host's port.
     #[inline(always)]
     fn extra_delay(&self, pkt: &Packet) -> Time {
+        if !self.any_extra_delay {
+            return Time::ZERO;
+        }
         match pkt.kind {
             Kind::Data | Kind::Syn => self.flows.get(pkt.flow as usize).map_or(Time::ZERO, |f| f.extra_delay),
             _ => Time::ZERO,
@@ -745,6 +752,7 @@ impl Sim {
         let mtu = Bytes(self.tcp.mss as u64 + crate::packet::HEADER_BYTES as u64);
         let fabric_rtt = self.net.base_rtt(src, dst, mtu, Bytes(crate::packet::HEADER_BYTES as u64));
         let extra_delay = rtt_target.map_or(Time::ZERO, |t| t.saturating_sub(fabric_rtt));
+        self.any_extra_delay |= extra_delay > Time::ZERO;
         self.flows.push(Flow {
             addr,
             size,
