@@ -40,8 +40,9 @@ pub struct Flow {
     pub sender: Sender,
     pub receiver: Receiver,
     pub base_rtt: Time,
-    /// Delay the sender adds to each of its packets (RTT variation).
-    pub extra_delay: Time,
+    /// Delay the sender adds to each of its packets (RTT variation). Set only by `open_flow`, which keeps
+    /// `Sim::any_extra_delay` true once any flow has one.
+    extra_delay: Time,
     pub workload: u32,
     /// The receiver tells the workload when `rcv_nxt` reaches this (incast blocks).
     notify_at: u64,
