@@ -136,6 +136,12 @@ impl Sim {
         !self.port_host.is_empty()
     }
 
+    /// The host whose egress `port` is, if it is a host port like a switch's (none with NICs).
+    #[inline(always)]
+    fn host_of_port(&self, port: u32) -> Option<u32> {
+        self.port_host.get(port as usize).copied().filter(|&h| h != NOT_A_HOST)
+    }
+
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
         self.events.push(at, ev);
@@ -229,7 +235,7 @@ impl Sim {
         if event {
             self.schedule(end, Event::TxDone { port });
         }
-        if self.port_host.get(port as usize).is_some_and(|&h| h != NOT_A_HOST) {
+        if self.host_of_port(port).is_some() {
             self.leave_host_port(port, at, id, hop);
         } else {
             self.put_on_link(port, at, id, hop);
@@ -268,9 +274,7 @@ impl Sim {
             self.pool.free(id);
             self.dropped += 1;
         }
-        if self.hosts_queue() {
-            self.host_port_drained(port);
-        }
+        self.host_port_drained(port);
     }
 
     fn arrive(&mut self, port: u32, id: PacketId, hop: u32) {
@@ -648,11 +652,9 @@ impl Sim {
 
     /// A port dequeued (sent, or dropped at dequeue): if it is a host's like a switch's, and its host waits for
     /// the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this instant.
+    #[inline]
     fn host_port_drained(&mut self, port: u32) {
-        let host = self.port_host[port as usize];
-        if host == NOT_A_HOST {
-            return;
-        }
+        let Some(host) = self.host_of_port(port) else { return };
         let h = &self.hosts[host as usize];
         if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
             self.hosts[host as usize].waking = true;

@@ -247,7 +247,7 @@ impl Sim {
         for (i, p) in self.ports.iter_mut().enumerate() {
             let spec = &self.net.ports[i];
             let switch = matches!(spec.from, Node::Switch(_));
-            if !switch && self.port_host.is_empty() {
+            if !sc.queueing_port(spec.from) {
                 continue;
             }
             let c = p.counters();
