@@ -181,6 +181,26 @@ impl Sim {
             Some(t) => Some(TraceSpec::new(t, &net, &settings)?),
         };
         let pfc = sc.switch.pfc.as_ref().map(|c| pfc_state(c, &net, sc));
+        // Lazy where a departure touches nothing but its port and its link's line: not at a host (its departures
+        // can wake its flows), nor with a shared buffer (other ports read the pool), PFC (frames to other ports)
+        // or a packet trace (its records' order).
+        let departures = net
+            .ports
+            .iter()
+            .zip(&ports)
+            .map(|(spec, port)| {
+                let alone = matches!(spec.from, Node::Switch(_))
+                    && port.shared.is_none()
+                    && port.pass_idle
+                    && pfc.is_none()
+                    && trace.is_none();
+                if alone {
+                    super::Departures::Lazy
+                } else {
+                    super::Departures::ByEvent
+                }
+            })
+            .collect();
         let classes = 256;
         let mut sim = Sim {
             now: Time::ZERO,
@@ -205,6 +225,7 @@ impl Sim {
                     .collect(),
                 HostQueue::Nic => Vec::new(),
             },
+            departures,
             on_links: 0,
             any_extra_delay: false,
             flows: Vec::new(),

@@ -65,6 +65,17 @@ pub struct Host {
 /// `Sim::port_host` of a switch's port.
 const NOT_A_HOST: u32 = u32::MAX;
 
+/// How a port's next departure is made when its transmission ends with packets waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Departures {
+    /// By a `TxDone` event at the transmission's end.
+    ByEvent,
+    /// Lazily, by `Sim::catch_up` (no departure owed now).
+    Lazy,
+    /// Lazily, and one is owed at the port's `tx_end`.
+    Owed,
+}
+
 pub struct Sim {
     pub now: Time,
     pub hosts: Vec<Host>,
@@ -81,6 +92,8 @@ pub struct Sim {
     /// With host egress ports like a switch's (`transport.host_queue = "switch"`): per port, the host it leaves,
     /// or `NOT_A_HOST` (a switch's). Empty with NICs. Dense, so a departure's test stays in cache.
     port_host: Vec<u32>,
+    /// Per port: how its departures are made. Dense, so an arrival's test stays in cache.
+    departures: Vec<Departures>,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
     /// Some flow was opened with an extra delay (RTT variation): until then no packet needs its flow's record
@@ -206,6 +219,7 @@ impl Sim {
             }
         }
         self.now = self.duration;
+        self.catch_up_all();
         if progress && last_print > 0 {
             eprintln!();
         }
@@ -233,7 +247,7 @@ impl Sim {
         let (end, event) = p.transmit(self.now, wire);
         let at = end + p.cfg.delay;
         if event {
-            self.schedule(end, Event::TxDone { port });
+            self.owe_departure(port, end);
         }
         if self.host_of_port(port).is_some() {
             self.leave_host_port(port, at, id, hop);
@@ -244,6 +258,47 @@ impl Sim {
             let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
             self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
         }
+    }
+
+    /// The port's transmission ends at `end` with packets waiting: its next departure is due then, made by a
+    /// `TxDone` event or, where departures are lazy, by `catch_up`.
+    #[inline(always)]
+    fn owe_departure(&mut self, port: u32, end: Time) {
+        match self.departures[port as usize] {
+            Departures::ByEvent => self.schedule(end, Event::TxDone { port }),
+            Departures::Lazy => self.departures[port as usize] = Departures::Owed,
+            Departures::Owed => unreachable!("a port owes one departure at a time"),
+        }
+    }
+
+    /// Makes the departures a lazy port owes up to now, each at its own instant (the end of the transmission
+    /// before it), as `TxDone` events would have made them. Only the port's own state and its link's line of
+    /// arrivals see a departure, and every event that could see one comes here first: a packet joining the
+    /// port, the previous packet reaching the link's far end (never later than the departure's instant plus
+    /// the link's delay, before the departed packet arrives), a sample, the window's start and the run's end.
+    /// A line orders its arrivals by when each joins the order, not by when it was pushed, so the events
+    /// that follow are the same, in the same order, as with `TxDone` events.
+    #[inline(always)]
+    fn catch_up(&mut self, port: u32) {
+        if self.departures[port as usize] == Departures::Owed {
+            self.catch_up_owed(port);
+        }
+    }
+
+    fn catch_up_owed(&mut self, port: u32) {
+        let now = self.now;
+        while self.departures[port as usize] == Departures::Owed {
+            let end = self.ports[port as usize].tx_end;
+            if end > now {
+                break;
+            }
+            self.departures[port as usize] = Departures::Lazy;
+            self.now = end;
+            // As the event would have (a sample or the run's end may be the first to see it).
+            self.traffic_end = self.traffic_end.max(end);
+            self.tx_done(port);
+        }
+        self.now = now;
     }
 
     /// A transmission ended with packets waiting: the next one starts.
@@ -279,6 +334,7 @@ impl Sim {
 
     fn arrive(&mut self, port: u32, id: PacketId, hop: u32) {
         self.on_links -= 1;
+        self.catch_up(port);
         self.deliver(port, id, hop);
     }
 
@@ -320,6 +376,7 @@ impl Sim {
     }
 
     fn enqueue(&mut self, port: u32, id: PacketId) {
+        self.catch_up(port);
         let hop = self.next_hop(port, id);
         let p = &mut self.ports[port as usize];
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
@@ -336,7 +393,7 @@ impl Sim {
                     self.start_tx(port);
                 } else if p.tx_event_needed(self.now) {
                     let end = p.tx_end;
-                    self.schedule(end, Event::TxDone { port });
+                    self.owe_departure(port, end);
                 }
             }
             Admit::Sent(departure) => self.send(port, departure),
@@ -781,7 +838,15 @@ impl Sim {
         id
     }
 
+    /// `catch_up` on every port.
+    fn catch_up_all(&mut self) {
+        for port in 0..self.ports.len() as u32 {
+            self.catch_up(port);
+        }
+    }
+
     fn start_window(&mut self) {
+        self.catch_up_all();
         let now = self.now;
         for p in &mut self.ports {
             p.start_window(now);
@@ -817,6 +882,9 @@ impl Sim {
     }
 
     fn sample(&mut self) {
+        for i in 0..self.watched_ports.len() {
+            self.catch_up(self.watched_ports[i]);
+        }
         let t = self.now.as_secs_f64();
         let mut row = vec![t];
         for &p in &self.watched_ports {
@@ -882,3 +950,6 @@ fn workload_is_bulk(w: &WorkloadState) -> bool {
 fn item_rng(seed: u64, idx: u32, i: u64) -> Rng {
     Rng::stream(seed, crate::engine::rng::key::WORKLOAD + ((idx as u64) << 24) + i)
 }
+
+#[cfg(test)]
+mod tests;
