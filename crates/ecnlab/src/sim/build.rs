@@ -13,7 +13,7 @@ use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
 use crate::port::{FifoPool, Port, PortConfig, SharedBuffer};
-use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig};
+use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig, Workload};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
 use crate::transport::HostQueue;
@@ -181,17 +181,24 @@ impl Sim {
             Some(t) => Some(TraceSpec::new(t, &net, &settings)?),
         };
         let pfc = sc.switch.pfc.as_ref().map(|c| pfc_state(c, &net, sc));
-        // Lazy where a departure touches nothing but its port and its link's line: not at a host (its departures
-        // can wake its flows), nor with a shared buffer (other ports read the pool), PFC (frames to other ports)
-        // or a packet trace (its records' order).
+        // Lazy where a departure touches nothing but its port and its link's line: not with a shared buffer
+        // (other ports read the pool), PFC (frames to other ports) or a packet trace (its records' order); at a
+        // host like a switch's, only if no flow of it can ever wait for its port to drain (the port's buffer
+        // is within `nic_limit`) and no flow's packets are delayed after it (RTT variation: a delay line).
+        let rtt_varies = sc.workloads.iter().any(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
         let departures = net
             .ports
             .iter()
             .zip(&ports)
             .map(|(spec, port)| {
-                let alone = matches!(spec.from, Node::Switch(_))
-                    && port.shared.is_none()
-                    && port.pass_idle
+                let alone = match spec.from {
+                    Node::Switch(_) => port.shared.is_none(),
+                    Node::Host(_) => {
+                        sc.transport.host_queue == HostQueue::Switch
+                            && port.cfg.buffer <= sc.transport.nic_limit
+                            && !rtt_varies
+                    }
+                } && port.pass_idle
                     && pfc.is_none()
                     && trace.is_none();
                 if alone {

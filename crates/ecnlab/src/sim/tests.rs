@@ -27,19 +27,24 @@ fn run(name: &str, sets: &[&str], by_event: bool) -> (String, String, String, u6
 
 /// Lazy departures are an optimisation only: every result is the same as with a `TxDone` event per departure.
 /// On the leaf-spine benchmark (host ports like a switch's, samples every 50 us, a window opening mid-run,
-/// the run cut while packets wait), and on a single bottleneck cut at 24 instants 137 ns apart, so that some
+/// the run cut while packets wait), with its hosts' flows free to fill their ports, held at `nic_limit`, or
+/// delayed after them (RTT variation), and on a single bottleneck cut at 24 instants 137 ns apart, so that some
 /// run's last event is a departure (the traffic's end).
 #[test]
 fn lazy_departures_change_nothing_but_the_event_count() {
-    let mut cases = vec![(
-        "leafspine-mqecn",
-        vec![
-            "workloads.0.flows=300".to_string(),
-            "duration=12ms".into(),
-            "observe.warmup=3ms".into(),
-            "observe.sample_interval=50us".into(),
-        ],
-    )];
+    let leafspine = |more: &[&str]| {
+        let mut sets =
+            vec!["workloads.0.flows=300", "duration=12ms", "observe.warmup=3ms", "observe.sample_interval=50us"];
+        sets.extend_from_slice(more);
+        ("leafspine-mqecn", sets.into_iter().map(String::from).collect::<Vec<_>>())
+    };
+    // Host ports lazy too, then host ports whose departures reach further (theirs by event).
+    let rtt = r#"workloads.0.rtt={ dist = "longtail_80_240us", lo = "90us", hi = "240us" }"#;
+    let mut cases = vec![
+        leafspine(&[]),
+        leafspine(&["transport.nic_limit=3000B"]),
+        leafspine(&[rtt, "workloads.0.connections=new"]),
+    ];
     for k in 0..24 {
         cases.push(("dctcp-8flows", vec![format!("duration={}ns", 3_000_000 + 137 * k), "observe.warmup=1ms".into()]));
     }
