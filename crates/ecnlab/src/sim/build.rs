@@ -186,6 +186,14 @@ impl Sim {
         // host like a switch's, only if no flow of it can ever wait for its port to drain (the port's buffer
         // is within `nic_limit`) and no flow's packets are delayed after it (RTT variation: a delay line).
         let rtt_varies = sc.workloads.iter().any(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
+        let host_ports_never_fill =
+            sc.transport.host_queue == HostQueue::Switch
+                && net.ports.iter().zip(&ports).all(|(spec, port)| {
+                    matches!(spec.from, Node::Switch(_)) || port.cfg.buffer <= sc.transport.nic_limit
+                });
+        // DCQCN's pacer reads the clock (validation keeps RoCE off hosts' ports like a switch's today).
+        let receiver_events_leave_senders =
+            host_ports_never_fill && pfc.is_none() && !matches!(sc.transport.cc, CcConfig::Dcqcn(_));
         let departures = net
             .ports
             .iter()
@@ -233,6 +241,7 @@ impl Sim {
                 HostQueue::Nic => Vec::new(),
             },
             departures,
+            receiver_events_leave_senders,
             on_links: 0,
             any_extra_delay: false,
             flows: Vec::new(),

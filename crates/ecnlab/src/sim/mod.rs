@@ -65,6 +65,13 @@ pub struct Host {
 /// `Sim::port_host` of a switch's port.
 const NOT_A_HOST: u32 = u32::MAX;
 
+/// An endpoint of a flow (`Sim::pump_side`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Sender,
+    Receiver,
+}
+
 /// How a port's next departure is made when its transmission ends with packets waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Departures {
@@ -94,6 +101,10 @@ pub struct Sim {
     port_host: Vec<u32>,
     /// Per port: how its departures are made. Dense, so an arrival's test stays in cache.
     departures: Vec<Departures>,
+    /// An event of a flow's receiver cannot make its sender send, nor wait: TCP senders (no pacing clock),
+    /// hosts' ports like a switch's that never hold more than `nic_limit`, no PFC. Then `pump_side` drains the
+    /// receiver alone.
+    receiver_events_leave_senders: bool,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
     /// Some flow was opened with an extra delay (RTT variation): until then no packet needs its flow's record
@@ -581,8 +592,12 @@ impl Sim {
                 self.class_delivered[f.addr.class as usize] += after - before;
                 if after >= f.notify_at {
                     self.on_delivered(pkt.flow);
+                    self.pump(pkt.flow);
+                } else if self.receiver_events_leave_senders {
+                    self.pump_side(pkt.flow, Side::Receiver);
+                } else {
+                    self.pump(pkt.flow);
                 }
-                self.pump(pkt.flow);
             }
             Kind::Ack | Kind::SynAck | Kind::Nack | Kind::Cnp => {
                 let f = &mut self.flows[pkt.flow as usize];
@@ -601,7 +616,7 @@ impl Sim {
                         }
                     }
                 }
-                self.pump(pkt.flow);
+                self.pump_side(pkt.flow, Side::Sender);
             }
         }
     }
@@ -621,6 +636,27 @@ impl Sim {
 
     /// Drains both endpoints of a flow onto the wire and keeps one timer event pending for it.
     fn pump(&mut self, flow: u32) {
+        self.drain_sender(flow);
+        self.drain_receiver(flow);
+        self.arm_flow_timer(flow);
+    }
+
+    /// `pump` after an event that changed only one endpoint of the flow. Every event that changes an endpoint
+    /// drains it, so the other has nothing to send: a receiver sends only what its own events queued (its
+    /// `poll_transmit` reads no clock), and a TCP sender sends only by its window, changed by its own events
+    /// (ACKs, timers, the application). Draining the other would send nothing and change nothing: always so for
+    /// a receiver; for a sender only where its checks before polling cannot hold it back either
+    /// (`receiver_events_leave_senders`).
+    fn pump_side(&mut self, flow: u32, changed: Side) {
+        match changed {
+            Side::Sender => self.drain_sender(flow),
+            Side::Receiver => self.drain_receiver(flow),
+        }
+        self.arm_flow_timer(flow);
+    }
+
+    /// The sender's packets onto the wire, while its host's port takes them and PFC does not pause it.
+    fn drain_sender(&mut self, flow: u32) {
         let now = self.now;
         loop {
             let f = &self.flows[flow as usize];
@@ -646,6 +682,10 @@ impl Sim {
             let src = f.addr.src;
             self.send_from_host(src, p, &Sack::NONE);
         }
+    }
+
+    /// The receiver's ACKs (and RoCE's CNPs) onto the wire.
+    fn drain_receiver(&mut self, flow: u32) {
         loop {
             let f = &mut self.flows[flow as usize];
             let Some((p, sack)) = f.receiver.poll_transmit() else {
@@ -654,7 +694,6 @@ impl Sim {
             let dst = f.addr.dst;
             self.send_from_host(dst, p, &sack);
         }
-        self.arm_flow_timer(flow);
     }
 
     /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent (a port like a switch's: in its
