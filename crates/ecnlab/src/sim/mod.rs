@@ -101,9 +101,9 @@ pub struct Sim {
     port_host: Vec<u32>,
     /// Per port: how its departures are made. Dense, so an arrival's test stays in cache.
     departures: Vec<Departures>,
-    /// An event of a flow's receiver cannot make its sender send, nor wait: TCP senders (no pacing clock),
-    /// hosts' ports like a switch's that never hold more than `nic_limit`, no PFC. Then `pump_side` drains the
-    /// receiver alone.
+    /// An event of a flow's receiver cannot make its sender send, nor wait: TCP senders (whether one sends
+    /// depends on its window and its application's writes, not on the clock), hosts' ports like a switch's that
+    /// never hold more than `nic_limit`, no PFC. Then `pump_side` drains the receiver alone.
     receiver_events_leave_senders: bool,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
@@ -319,7 +319,7 @@ impl Sim {
     }
 
     /// Starts sending the next packet if the transmitter is free. The packet goes onto the link at once,
-    /// with the time its last bit reaches the far end; `TxDone` is scheduled only if more wait.
+    /// with the time its last bit reaches the far end; the next departure is owed only if more wait (`owe_departure`).
     fn start_tx(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
@@ -643,10 +643,10 @@ impl Sim {
 
     /// `pump` after an event that changed only one endpoint of the flow. Every event that changes an endpoint
     /// drains it, so the other has nothing to send: a receiver sends only what its own events queued (its
-    /// `poll_transmit` reads no clock), and a TCP sender sends only by its window, changed by its own events
-    /// (ACKs, timers, the application). Draining the other would send nothing and change nothing: always so for
-    /// a receiver; for a sender only where its checks before polling cannot hold it back either
-    /// (`receiver_events_leave_senders`).
+    /// `poll_transmit` reads no clock), and whether a TCP sender sends depends on its window and the
+    /// application's writes, changed only by its own events (ACKs, timers, the application). Draining the other
+    /// would send nothing and change nothing: always so for a receiver; for a sender only where its checks
+    /// before polling cannot hold it back either (`receiver_events_leave_senders`).
     fn pump_side(&mut self, flow: u32, changed: Side) {
         match changed {
             Side::Sender => self.drain_sender(flow),
