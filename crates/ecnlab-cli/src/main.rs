@@ -4,6 +4,25 @@ use ecnlab::{builtin, Error, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `println!` that ends the program quietly when its output is a closed pipe (`ecnlab-sim list | head`: the
+/// reader has what it wanted), where `println!` would panic. Any other write error ends it with a message.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        emit(format_args!($($arg)*))
+    };
+}
+
+fn emit(line: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = writeln!(std::io::stdout().lock(), "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 const USAGE: &str = "\
 ecnlab-sim — fast deterministic simulator for ECN marking in datacenter switches
 
@@ -112,21 +131,21 @@ fn cmd_validate(mut a: Args) -> Result<(), Error> {
     a.done()?;
     let sc = load(&spec, &sets)?;
     ecnlab::Sim::new(&sc)?;
-    println!("ok: {spec}");
+    out!("ok: {spec}");
     Ok(())
 }
 
 fn cmd_list(a: Args) -> Result<(), Error> {
     a.done()?;
-    println!("scenarios:");
+    out!("scenarios:");
     for (n, text) in builtin::SCENARIOS {
         let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
-        println!("  {n:<24} {first}");
+        out!("  {n:<24} {first}");
     }
-    println!("experiments:");
+    out!("experiments:");
     for id in ecnlab::experiment::registry::ids() {
         let d = ecnlab::experiment::registry::get(id)?;
-        println!("  {id:<24} {}", d.title);
+        out!("  {id:<24} {}", d.title);
     }
     Ok(())
 }
@@ -231,10 +250,10 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
         "drops": port["counters"]["dropped_pkts"],
     });
     if json {
-        println!("{out}");
+        out!("{out}");
     } else {
         for (k, v) in out.as_object().expect("object") {
-            println!("{k:<24} {v}");
+            out!("{k:<24} {v}");
         }
     }
     Ok(())
@@ -358,7 +377,7 @@ fn print_table<const N: usize>(head: [&str; N], rows: &[[String; N]], left: usiz
                 }
             })
             .collect();
-        println!("{}", cells.join("  ").trim_end());
+        out!("{}", cells.join("  ").trim_end());
     };
     line(&head.map(String::from));
     for row in rows {
@@ -437,10 +456,10 @@ fn cmd_thresholds(mut a: Args) -> Result<(), Error> {
             "lambda": inp.lambda,
             "rules": rules.iter().map(|r| r.to_json(link.rate)).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
+        out!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
         return Ok(());
     }
-    println!("C = {}, MTU = {}, λ = {}, RTT {rtt_desc}", link.rate, link.mtu, inp.lambda);
+    out!("C = {}, MTU = {}, λ = {}, RTT {rtt_desc}", link.rate, link.mtu, inp.lambda);
     let rows: Vec<[String; 6]> = rules
         .iter()
         .map(|r| {
@@ -500,10 +519,10 @@ fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
                 "bytes": d.bytes[j],
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
+        out!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialize"));
         return Ok(());
     }
-    println!(
+    out!(
         "PIAS thresholds for `{cdf_spec}` at load {load}, {} of at most {levels} priorities (M/G/1 multilevel-FIFO model, PIAS §4.2)",
         d.pias.levels()
     );
@@ -521,19 +540,21 @@ fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
         })
         .collect();
     print_table(["priority", "bytes sent from", "to", "flows ending here", "bytes carried"], &rows, 1);
-    println!(
+    out!(
         "model mean FCT in units of E[size]/C: {:.3} (one FIFO queue: {:.3}; default 100KB/1MB/10MB: {:.3})",
-        d.mean_fct, d.fifo_fct, given_default
+        d.mean_fct,
+        d.fifo_fct,
+        given_default
     );
     let list: Vec<String> = th.iter().map(|t| format!("\"{t}B\"")).collect();
-    println!("transport.pias = {{ thresholds = [{}] }}", list.join(", "));
+    out!("transport.pias = {{ thresholds = [{}] }}", list.join(", "));
     Ok(())
 }
 
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
-        println!("{USAGE}");
+        out!("{USAGE}");
         return ExitCode::SUCCESS;
     }
     let cmd = argv.remove(0);

@@ -315,3 +315,18 @@ fn huge_pages_change_speed_not_results() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("`ECNLAB_HUGEPAGES`: must be 0 (off) or 1 (on)"), "{}", stderr(&o));
 }
+
+/// A reader that stops early (`ecnlab-sim list | head`) ends the program quietly, not with a panic.
+#[test]
+fn a_closed_output_pipe_ends_the_program_quietly() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+        .arg("list")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the binary starts");
+    assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
+}
