@@ -186,11 +186,11 @@ impl Sim {
         // host like a switch's, only if no flow of it can ever wait for its port to drain (the port's buffer
         // is within `nic_limit`) and no flow's packets are delayed after it (RTT variation: a delay line).
         let rtt_varies = sc.workloads.iter().any(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
+        // A host's port like a switch's that never holds more than `nic_limit`.
+        let never_fills =
+            |port: &Port| sc.transport.host_queue == HostQueue::Switch && port.cfg.buffer <= sc.transport.nic_limit;
         let host_ports_never_fill =
-            sc.transport.host_queue == HostQueue::Switch
-                && net.ports.iter().zip(&ports).all(|(spec, port)| {
-                    matches!(spec.from, Node::Switch(_)) || port.cfg.buffer <= sc.transport.nic_limit
-                });
+            net.ports.iter().zip(&ports).all(|(spec, port)| matches!(spec.from, Node::Switch(_)) || never_fills(port));
         // DCQCN's pacer reads the clock (validation keeps RoCE off hosts' ports like a switch's today).
         let receiver_events_leave_senders =
             host_ports_never_fill && pfc.is_none() && !matches!(sc.transport.cc, CcConfig::Dcqcn(_));
@@ -201,11 +201,7 @@ impl Sim {
             .map(|(spec, port)| {
                 let alone = match spec.from {
                     Node::Switch(_) => port.shared.is_none(),
-                    Node::Host(_) => {
-                        sc.transport.host_queue == HostQueue::Switch
-                            && port.cfg.buffer <= sc.transport.nic_limit
-                            && !rtt_varies
-                    }
+                    Node::Host(_) => never_fills(port) && !rtt_varies,
                 } && port.pass_idle
                     && pfc.is_none()
                     && trace.is_none();
