@@ -189,6 +189,13 @@ impl AnyMarker {
         }
     }
 
+    /// Whether `on_dequeue` can return anything but Pass: the port builds the marker's view at a departure
+    /// only then.
+    #[inline(always)]
+    pub fn acts_at_dequeue(&self) -> bool {
+        !matches!(self, AnyMarker::None | AnyMarker::Red(_) | AnyMarker::MqEcn(_))
+    }
+
     /// `sojourn` = now − the packet's enqueue time.
     pub fn on_dequeue(&mut self, st: &PortState, q: usize, p: &Packet, sojourn: Time) -> Verdict {
         match self {

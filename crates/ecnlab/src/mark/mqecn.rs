@@ -63,9 +63,12 @@ impl MqEcn {
         self.idle_since = now;
     }
 
-    /// The scale factor min(quantum_i / (C · T_round), 1) of queue q.
+    /// The scale factor min(quantum_i / (C · T_round), 1) of queue q; 1 before any round was measured
+    /// (T_round = 0: the quotient is +∞, or NaN for a zero quantum, and `min` gives 1 for both) and for a
+    /// queue outside round robin. T_round is never negative (Eq. 6 averages non-negative samples), so no
+    /// branch tests it: whether a port's estimate has decayed to 0 is a coin toss to the branch predictor.
     pub fn scale(&self, st: &PortState, q: usize) -> f64 {
-        if !self.is_round_robin(q) || self.t_round <= 0.0 {
+        if !self.is_round_robin(q) {
             return 1.0;
         }
         let bytes_per_round = st.rate.0 as f64 / 8.0 * self.t_round / 1e12;
@@ -128,6 +131,8 @@ mod tests {
         let w = [1500, 1500];
         assert_eq!(m.on_enqueue(&weighted(&[97_500, 0], &w, Time::ZERO), 0), Verdict::Pass);
         assert_eq!(m.on_enqueue(&weighted(&[97_501, 0], &w, Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+        // No round measured yet (T_round = 0): the scale is 1 whatever the quantum, 0 included.
+        assert_eq!(m.scale(&weighted(&[0, 0], &[0, 1500], Time::ZERO), 0), 1.0);
     }
 
     #[test]

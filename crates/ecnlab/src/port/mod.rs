@@ -482,9 +482,13 @@ impl Port {
             }
             None => 0,
         };
-        let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
-        st.pool_bytes = pool_bytes;
-        let verdict = self.marker.on_dequeue(&st, q, p, now - w.since);
+        let verdict = if self.marker.acts_at_dequeue() {
+            let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
+            st.pool_bytes = pool_bytes;
+            self.marker.on_dequeue(&st, q, p, now - w.since)
+        } else {
+            Verdict::Pass
+        };
         match self.apply(q, verdict, p, now) {
             Ok(marked) => {
                 let c = &mut self.queues[q];

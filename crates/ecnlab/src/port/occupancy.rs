@@ -81,17 +81,17 @@ impl Occupancy {
         self.min = self.min.min(value);
     }
 
-    /// The value rises to `value` and falls back to the current one at `now`, as `set(now, value)` then
-    /// `set(now, current)` would record it (a packet passing an empty queue). Nothing accrues over a zero
-    /// interval, so only the extremes can change; at 0, what accrued up to `now` is 0 too, and only the
-    /// histogram needs it recorded now.
+    /// The value rises to `value` (not below the current one) and falls back to the current one at `now`, as
+    /// `set(now, value)` then `set(now, current)` would record it (a packet passing an empty queue). Nothing
+    /// accrues over a zero interval, so only the maximum can change (the minimum is at most the current
+    /// value); at 0, what accrued up to `now` is 0 too, and only the histogram needs it recorded now.
     #[inline(always)]
     pub fn pulse(&mut self, now: Time, value: u64) {
+        debug_assert!(value >= self.cur, "a pulse rises");
         if self.cur != 0 || self.hist.is_some() {
             self.accrue(now);
         }
         self.max = self.max.max(value);
-        self.min = self.min.min(value);
     }
 
     /// Starts the measurement window at `now` (e.g. after warm-up).
@@ -155,9 +155,18 @@ mod tests {
     fn a_pulse_is_a_rise_and_fall_at_one_instant() {
         for histogram in [false, true] {
             let (mut by_sets, mut by_pulses) = (Occupancy::new(histogram), Occupancy::new(histogram));
-            // Pulses at 0 and above it, ties at one instant, a window opened at a non-zero value.
-            let steps =
-                [(1, Some(3000)), (2, None), (2, Some(500)), (5, Some(0)), (7, None), (7, None), (9, Some(800))];
+            // Pulses from 0 and from above it, ties at one instant, a window opened at a non-zero value,
+            // pulses that raise the maximum and pulses below it.
+            let steps = [
+                (1, Some(3000)),
+                (2, None),
+                (2, Some(500)),
+                (4, None),
+                (5, Some(0)),
+                (7, None),
+                (7, None),
+                (9, Some(800)),
+            ];
             for (i, &(us, value)) in steps.iter().enumerate() {
                 let now = Time::from_us(us);
                 match value {
@@ -166,7 +175,8 @@ mod tests {
                         by_pulses.set(now, v);
                     }
                     None => {
-                        let (pulse, before) = (1500 + 100 * i as u64, by_sets.current());
+                        let before = by_sets.current();
+                        let pulse = before + 1000 + 100 * i as u64;
                         by_sets.set(now, pulse);
                         by_sets.set(now, before);
                         by_pulses.pulse(now, pulse);
