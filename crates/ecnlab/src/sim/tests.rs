@@ -6,7 +6,9 @@ use crate::Scenario;
 /// A shipped scenario run with `sets`, after `change` to the built simulation: the summary without what
 /// measures the machine, the per-flow table, the sampled series, and the number of events handled.
 fn run(name: &str, sets: &[&str], change: impl FnOnce(&mut Sim)) -> (String, String, String, u64) {
-    let (sc, mut sim) = build(name, sets);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = Scenario::from_toml(crate::builtin::scenario(name).expect("shipped"), &sets).expect("valid");
+    let mut sim = Sim::new(&sc).expect("builds");
     change(&mut sim);
     sim.run().expect("runs");
     sim.check_conservation().expect("packets conserved");
@@ -18,13 +20,6 @@ fn run(name: &str, sets: &[&str], change: impl FnOnce(&mut Sim)) -> (String, Str
     }
     let series = format!("{:?}", r.series);
     (summary.to_string(), r.fct_csv(), series, events)
-}
-
-fn build(name: &str, sets: &[&str]) -> (Scenario, Sim) {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = Scenario::from_toml(crate::builtin::scenario(name).expect("shipped"), &sets).expect("valid");
-    let sim = Sim::new(&sc).expect("builds");
-    (sc, sim)
 }
 
 /// Lazy departures are an optimisation only: every result is the same as with a `TxDone` event per departure.
