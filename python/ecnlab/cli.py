@@ -20,8 +20,10 @@ def _sets(pairs: list[str]) -> dict[str, str]:
 
 
 def _run(a: argparse.Namespace) -> int:
+    from . import _native
     from .core import run
 
+    _native.check_run_dir(a.out)  # a bad --out costs no simulation
     r = run(a.scenario, seed=a.seed, set=_sets(a.set))
     r.save(a.out)
     if a.parquet:

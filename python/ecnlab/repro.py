@@ -27,6 +27,10 @@ def definition(id: str) -> dict:
         raise ConfigError(f"unknown experiment `{id}`; known: {', '.join(_definitions())}", "ID") from None
 
 
+#: table.csv's last column: the simulator build that ran each row (version+commit.src-hash), neither axis nor metric.
+BUILD_COLUMN = "build"
+
+
 @dataclass
 class Reproduction:
     """A result directory: `table` (table.csv), `search` (search.csv, incast), the checks of check.json."""
@@ -48,13 +52,14 @@ class Reproduction:
             return []
         known = set(self.info.get("axes", []))
         metrics = set(self.info.get("metrics", []))
-        return [c for c in self.table.columns if c != "seed" and (c in known or c not in metrics)]
+        return [c for c in self.table.columns
+                if c not in ("seed", BUILD_COLUMN) and (c in known or c not in metrics)]
 
     @property
     def metrics(self) -> list[str]:
         if self.table is None:
             return []
-        return [c for c in self.table.columns if c != "seed" and c not in self.axes]
+        return [c for c in self.table.columns if c not in ("seed", BUILD_COLUMN) and c not in self.axes]
 
     @classmethod
     def load(cls, dir: str | os.PathLike, id: str | None = None) -> "Reproduction":

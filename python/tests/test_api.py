@@ -49,7 +49,7 @@ def test_result_frames(sampled):
 
 def test_save_load_and_parquet_round_trip(sampled, tmp_path):
     d = sampled.save(tmp_path / "run")
-    assert sorted(p.name for p in d.iterdir()) == ["config.toml", "fct.csv", "series", "summary.json"]
+    assert sorted(p.name for p in d.iterdir()) == [".ecnlab", "config.toml", "fct.csv", "series", "summary.json"]
     back = ecnlab.load_run(d)
     assert back.summary == sampled.summary
     assert back.config == sampled.config

@@ -109,8 +109,11 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
     let spec = a.positional("SCENARIO")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
+    // The output location is checked, and its staging directory made, before the simulation: a bad `--out`
+    // costs no run, and a failed or interrupted run removes what it staged.
+    let staged = ecnlab::outdir::Staged::new(Path::new(&out))?;
     let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
-    report.write_dir(&PathBuf::from(&out))?;
+    report.write_staged(staged)?;
     let s = &report.summary;
     eprintln!(
         "ran {} ({} simulated s, traffic until {:.6} s) in {:.2} s wall, {} events; goodput {:.3} Gb/s → {}",
@@ -295,16 +298,19 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
         ScaleKind::Default
     };
     let ids: Vec<&str> = if id == "all" { experiment::registry::ids() } else { vec![id.as_str()] };
+    let dir_of = |i: &str| match (&out, id == "all") {
+        (Some(o), true) => PathBuf::from(o).join(i),
+        (Some(o), false) => PathBuf::from(o),
+        (None, _) => PathBuf::from("results").join(i),
+    };
     for i in &ids {
-        experiment::registry::get(i)?; // unknown ids fail before anything runs
+        // Unknown ids and output directories ecnlab may not write fail before anything runs.
+        experiment::registry::get(i)?;
+        ecnlab::outdir::check_experiment(&dir_of(i))?;
     }
     let mut failed = vec![];
     for i in ids {
-        let dir = match (&out, id == "all") {
-            (Some(o), true) => PathBuf::from(o).join(i),
-            (Some(o), false) => PathBuf::from(o),
-            (None, _) => PathBuf::from("results").join(i),
-        };
+        let dir = dir_of(i);
         let opts = Options { scale, jobs, out: dir.clone(), progress: true };
         let o = experiment::reproduce(i, &opts)?;
         let passed = o.checks.iter().filter(|c| c.pass).count();
@@ -551,8 +557,30 @@ fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// The command line as text: an argument that is not UTF-8 is invalid input (exit 2), never a panic.
+fn args() -> Result<Vec<String>, Error> {
+    std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                Error::config(
+                    format!("argument {}", i + 1),
+                    format!("{:?} is not UTF-8 text; ecnlab-sim takes UTF-8 paths and values", a),
+                )
+            })
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
-    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut argv = match args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if argv.is_empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help" {
         out!("{USAGE}");
         return ExitCode::SUCCESS;

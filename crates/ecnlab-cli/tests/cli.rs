@@ -42,9 +42,17 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-/// `write_dir` stages into `DIR.tmp` before renaming.
-fn staging(dir: &Path) -> PathBuf {
-    dir.with_extension("tmp")
+/// The hidden siblings a run directory is staged in or set aside as (`.NAME.ecnlab-*`), still present.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let prefix = format!(".{}.ecnlab-", dir.file_name().unwrap().to_string_lossy());
+    std::fs::read_dir(dir.parent().unwrap())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Bad overrides of the shipped scenario and the field path each error must name.
@@ -103,7 +111,9 @@ fn malformed_or_missing_scenario_files_exit_2() {
     std::fs::write(&file, "duration = \n[topology\n").unwrap();
     let o = sim(&["validate", path_str(&file)]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
-    assert!(stderr(&o).starts_with("error: config error at `<root>`"), "{}", stderr(&o));
+    // A TOML syntax error names the file, line and column.
+    let at = format!("error: config error at `{}:1:", path_str(&file));
+    assert!(stderr(&o).starts_with(&at), "{}", stderr(&o));
     let o = sim(&["validate", path_str(&dir.join("absent.toml"))]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).starts_with("error: config error at `SCENARIO`"), "{}", stderr(&o));
@@ -121,7 +131,7 @@ fn a_bad_run_exits_2_and_writes_no_directory() {
         let o = sim(&args);
         assert_eq!(code(&o), 2, "{set}: {}", stderr(&o));
         assert!(stderr(&o).contains(&format!("config error at `{path}`")), "{set}: {}", stderr(&o));
-        assert!(!out.exists() && !staging(&out).exists(), "{set}: left {}", out.display());
+        assert!(!out.exists() && leftovers(&out).is_empty(), "{set}: left {}", out.display());
     }
 }
 
@@ -136,7 +146,7 @@ fn a_run_writes_its_directory_and_the_written_config_replays_it() {
     for f in ["config.toml", "summary.json", "fct.csv"] {
         assert!(a.join(f).is_file(), "{f} missing");
     }
-    assert!(!staging(&a).exists(), "the staging directory is renamed away");
+    assert!(leftovers(&a).is_empty(), "the staging directory is renamed away");
     let summary = |d: &Path| -> Value {
         serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).expect("summary.json parses")
     };
@@ -329,4 +339,222 @@ fn a_closed_output_pipe_ends_the_program_quietly() {
         .expect("the binary starts");
     assert_eq!(code(&o), 0, "stderr: {}", stderr(&o));
     assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
+}
+
+/// Every file and directory under `root`, relative, with each file's contents: what must survive a refused run.
+fn tree(root: &Path) -> Vec<(String, Option<String>)> {
+    let mut out = vec![];
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+                out.push((rel, None));
+            } else {
+                out.push((rel, Some(std::fs::read_to_string(&p).unwrap_or_default())));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `ecnlab-sim run` of the quick scenario into `out`, started in `cwd`.
+fn run_in(cwd: &Path, out: &str) -> Output {
+    let mut args = vec!["run", "dctcp-8flows", "--out", out];
+    args.extend(QUICK);
+    std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+        .args(&args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary starts")
+}
+
+#[test]
+fn no_out_form_deletes_or_overwrites_what_ecnlab_did_not_write() {
+    // The user's tree: sentinels in the working directory, its parent, a sibling named like a staging
+    // directory, a file, and a directory of their own.
+    let root = scratch("sentinels");
+    let cwd = root.join("a/b");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(root.join("a/runs/results.tmp")).unwrap();
+    std::fs::create_dir_all(root.join("a/mine")).unwrap();
+    for f in ["sentinel", "a/sentinel", "a/b/sentinel", "a/runs/results.tmp/sentinel", "a/mine/data.csv", "a/notes"] {
+        std::fs::write(root.join(f), format!("user data: {f}")).unwrap();
+    }
+    let cwd_abs = cwd.canonicalize().unwrap();
+    let refused = [
+        ".".to_string(),
+        "..".into(),
+        "".into(),
+        "../..".into(),
+        "./".into(),
+        "../b".into(),
+        cwd_abs.display().to_string(),
+        "/".into(),
+        "../notes".into(),
+        "../mine".into(),
+        "../mine/".into(),
+    ];
+    let before = tree(&root);
+    for out in &refused {
+        let o = run_in(&cwd, out);
+        assert_eq!(code(&o), 2, "--out {out:?} was not refused: {}", stderr(&o));
+        assert!(stderr(&o).contains("config error at `--out`"), "--out {out:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("ran dctcp"), "--out {out:?} ran the simulation first");
+        assert_eq!(tree(&root), before, "--out {out:?} changed the user's files");
+    }
+    // Names that merely look like ecnlab's own: a sibling `results.tmp` survives, and `x.tmp` is a run directory
+    // like any other.
+    for out in ["../runs/results.v2", "../runs/results", "x.tmp"] {
+        let o = run_in(&cwd, out);
+        assert_eq!(code(&o), 0, "--out {out}: {}", stderr(&o));
+        assert!(cwd.join(out).join("summary.json").is_file(), "--out {out}: no run directory");
+        assert!(leftovers(&cwd.join(out)).is_empty());
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("a/runs/results.tmp/sentinel")).unwrap(),
+        "user data: a/runs/results.tmp/sentinel"
+    );
+    let mut after = tree(&root);
+    let ours = ["a/runs/results.v2", "a/runs/results", "a/b/x.tmp"];
+    after.retain(|(p, _)| !ours.iter().any(|r| p == r || p.starts_with(&format!("{r}/"))));
+    assert_eq!(after, before, "only the three run directories were added");
+    // A run directory is replaced by the next run into it, and an empty directory may be the target.
+    std::fs::create_dir(cwd.join("empty")).unwrap();
+    for out in ["x.tmp", "empty"] {
+        assert_eq!(code(&run_in(&cwd, out)), 0);
+        assert!(cwd.join(out).join("fct.csv").is_file());
+    }
+}
+
+#[test]
+fn an_unwritable_output_location_fails_before_the_simulation() {
+    let dir = scratch("unwritable");
+    // /proc takes no new directories, even for root (CI runs as root, so permission bits would not do).
+    let t0 = std::time::Instant::now();
+    let mut args = vec!["run", "dctcp-8flows", "--out", "/proc/ecnlab-no-such/run"];
+    args.extend(["--set", "duration=30s"]); // minutes of simulation if it ran
+    let o = sim(&args);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("/proc/ecnlab-no-such"), "{}", stderr(&o));
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10), "it simulated first");
+    let _ = dir;
+}
+
+#[test]
+fn a_kill_during_the_swap_leaves_the_old_or_the_new_run_directory_never_a_partial_one() {
+    let dir = scratch("swap");
+    let target = dir.join("run");
+    let summary = |d: &Path| std::fs::read_to_string(d.join("summary.json")).ok();
+    // A 10 ms run of the shipped scenario into the target, with the given seed.
+    let args = |seed: &'static str| -> Vec<String> {
+        let short = ["dctcp-8flows", "--set", "duration=10ms", "--set", "observe.warmup=2ms", "--seed", seed];
+        [&["run", "--out", path_str(&target)][..], &short[..]].concat().into_iter().map(String::from).collect()
+    };
+    let run = |seed| {
+        let a = args(seed);
+        sim(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for step in ["before", "between", "after"] {
+        let _ = std::fs::remove_dir_all(&target);
+        let o = run("1");
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let old = summary(&target).expect("the first run directory is complete");
+        let flag = dir.join(format!("held-{step}"));
+        let _ = std::fs::remove_file(&flag);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+            .args(args("2"))
+            .env("ECNLAB_TEST_HOLD_SWAP", format!("{step}:{}", flag.display()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while !flag.exists() {
+            assert!(t0.elapsed().as_secs() < 60, "{step}: the run never reached the swap");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap(); // SIGKILL: no handler, no cleanup
+        child.wait().unwrap();
+        match (step, summary(&target)) {
+            ("before", Some(s)) => assert_eq!(s, old, "killed before the swap: the old directory stays"),
+            ("between", None) => assert!(!target.exists(), "killed between the renames: no target at all"),
+            ("after", Some(s)) => assert_ne!(s, old, "killed after the swap: the new directory is in place"),
+            (step, s) => panic!("killed at {step}: target summary {s:?}"),
+        }
+        if let Some(s) = summary(&target) {
+            for f in ["config.toml", "fct.csv", ".ecnlab"] {
+                assert!(target.join(f).is_file(), "{step}: a complete-looking directory without {f}: {s}");
+            }
+        }
+        // The next run removes the dead writer's leftovers and writes a complete directory.
+        let o = run("3");
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(leftovers(&target).is_empty(), "{step}: leftovers {:?}", leftovers(&target));
+    }
+}
+
+#[test]
+fn reproduce_refuses_a_directory_it_did_not_write_before_running_anything() {
+    let dir = scratch("reproduce-out");
+    let mine = dir.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("table.csv"), "user data").unwrap();
+    let o = sim(&["reproduce", "pmsb-fig14", "--quick", "--out", path_str(&mine)]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("not an ecnlab directory"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(mine.join("table.csv")).unwrap(), "user data");
+    assert!(!mine.join("runs").exists());
+    // A run directory is not an experiment directory either, and `all` checks every target first.
+    let run = dir.join("run");
+    assert_eq!(
+        code(&sim(&[
+            "run",
+            "dctcp-8flows",
+            "--out",
+            path_str(&run),
+            "--set",
+            "duration=5ms",
+            "--set",
+            "observe.warmup=1ms"
+        ])),
+        0
+    );
+    std::fs::create_dir_all(dir.join("all")).unwrap();
+    std::fs::create_dir(dir.join("all/pmsb-fig14")).unwrap();
+    std::fs::write(dir.join("all/pmsb-fig14/x"), "user data").unwrap();
+    let o = sim(&["reproduce", "all", "--quick", "--out", path_str(&dir.join("all"))]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(dir.join("all")).unwrap().count(), 1, "nothing ran before the refusal");
+}
+
+#[test]
+fn arguments_and_scenario_files_that_are_not_text_exit_2() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("not-text");
+    let bad = std::ffi::OsStr::from_bytes(b"x\xffy.toml");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim")).arg("validate").arg(bad).output().unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("argument 2") && stderr(&o).contains("not UTF-8"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+    let latin1 = dir.join("latin1.toml");
+    std::fs::write(&latin1, b"name = \"caf\xe9\"\n").unwrap();
+    let o = sim(&["validate", path_str(&latin1)]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("`{}:1:12`", path_str(&latin1))), "{}", stderr(&o));
+    let o = sim(&["validate", path_str(&dir)]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    // TOML errors say where: a duplicate key and a number too large for TOML's 64-bit integers.
+    let shipped = sim(&["validate", "dctcp-8flows"]);
+    assert_eq!(code(&shipped), 0);
+    for (text, line) in [("seed = 1\nseed = 2\n", 2), ("duration = \"1s\"\n\nseed = 99999999999999999999\n", 3)] {
+        let f = dir.join("t.toml");
+        std::fs::write(&f, text).unwrap();
+        let o = sim(&["validate", path_str(&f)]);
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("`{}:{line}:", path_str(&f))), "{text}: {}", stderr(&o));
+    }
 }

@@ -78,10 +78,17 @@ impl Report {
     fn series_csv(&self, name: &str) -> Option<String> {
         self.0.series.iter().find(|s| s.name == name).map(|s| s.to_csv())
     }
-    /// The run directory `ecnlab-sim run --out DIR` writes.
+    /// The run directory `ecnlab-sim run --out DIR` writes (never over a directory ecnlab did not write).
     fn write_dir(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
-        py.allow_threads(|| self.0.write_dir(&dir)).map_err(|e| py_err(py, e))
+        py.allow_threads(|| self.0.write_dir(&dir)).map(drop).map_err(|e| py_err(py, e))
     }
+}
+
+/// Checks that `dir` may become a run directory (new, empty, or an ecnlab run directory to replace) and that
+/// its location is writable, leaving nothing behind: `ecnlab run --out` calls it before simulating.
+#[pyfunction]
+fn check_run_dir(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+    ecnlab::outdir::Staged::new(&dir).map(drop).map_err(|e| py_err(py, e))
 }
 
 /// Validates the scenario and builds (not runs) it; returns the resolved scenario as TOML.
@@ -193,6 +200,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;

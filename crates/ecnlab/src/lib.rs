@@ -32,6 +32,7 @@ pub mod experiment;
 pub mod mark;
 pub mod net;
 pub mod observe;
+pub mod outdir;
 pub mod packet;
 pub mod port;
 pub mod scenario;

@@ -233,7 +233,6 @@ pub fn write_reports(
     wall_s: f64,
     out: &Path,
 ) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", out.display()));
     let all_pass = checks.iter().all(|c| c.pass);
     let json = serde_json::json!({
         "id": def.id,
@@ -244,10 +243,10 @@ pub fn write_reports(
         "runs": g.points.len(),
         "wall_time_s": wall_s,
         "ecnlab_version": env!("CARGO_PKG_VERSION"),
+        "builds": g.points.iter().map(|p| p.build.as_str()).collect::<std::collections::BTreeSet<_>>(),
         "pass": all_pass,
         "checks": checks,
     });
-    std::fs::write(out.join("check.json"), serde_json::to_string_pretty(&json).expect("json") + "\n").map_err(io)?;
     let mut md = format!(
         "# {} — {}\n\n**Paper:** {}  \n**Setup:** {}  \n**Paper's result:** {}  \n**Scale:** {} ({} runs, {:.0} s wall)  \n**Verdict:** {}\n\n",
         def.id,
@@ -280,6 +279,7 @@ pub fn write_reports(
         }
         md.push('\n');
     }
-    std::fs::write(out.join("check.md"), md).map_err(io)?;
-    Ok(())
+    // check.json last: a directory without it holds no finished reproduction (Python's loader requires it).
+    crate::outdir::write_atomic(&out.join("check.md"), md)?;
+    crate::outdir::write_atomic(&out.join("check.json"), serde_json::to_string_pretty(&json).expect("json") + "\n")
 }

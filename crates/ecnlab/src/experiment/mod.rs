@@ -42,7 +42,8 @@ pub fn reproduce_def(def: &Definition, opts: &Options) -> Result<Outcome, Error>
         def.constants.extend(overrides);
     }
     let def = &def;
-    std::fs::create_dir_all(&opts.out).map_err(|e| Error::Io(format!("{}: {e}", opts.out.display())))?;
+    let out = crate::outdir::open_experiment(&opts.out)?;
+    let opts = &Options { out, ..opts.clone() };
     let g = runner::run_grid(def, opts)?;
     runner::write_tables(def, &g, &opts.out)?;
     let checks = check::evaluate(def, &g, opts.scale.name())?;

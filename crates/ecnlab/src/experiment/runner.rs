@@ -32,6 +32,7 @@ impl ScaleKind {
     }
 }
 
+#[derive(Clone, Debug)]
 pub struct Options {
     pub scale: ScaleKind,
     pub jobs: usize,
@@ -45,6 +46,20 @@ pub struct Options {
 pub struct PointResult {
     pub binding: Binding,
     pub metrics: BTreeMap<String, f64>,
+    /// The simulator build that ran this point (`BUILD`; an older cached record may name another build only
+    /// if its sources were the same).
+    pub build: String,
+}
+
+/// This simulator build, as recorded with every point: version, git commit (`-dirty` for uncommitted
+/// changes) and the hash of the simulator's sources, which is what decides whether a cached point is reused.
+pub const BUILD: &str =
+    concat!(env!("CARGO_PKG_VERSION"), "+", env!("ECNLAB_COMMIT"), ".src-", env!("ECNLAB_SOURCE_HASH"));
+
+/// The checksum a cache record carries over its key and its metrics, so that a record edited by hand, or
+/// truncated, is run again rather than read.
+fn record_checksum(hash: &str, metrics: &serde_json::Value) -> String {
+    crate::sim::report::fnv(&format!("{hash}|{metrics}"))
 }
 
 pub struct GridResult {
@@ -232,36 +247,47 @@ impl Ctx<'_> {
     /// Runs one point, or reads it from the cache when its resolved scenario is unchanged.
     fn point(&self, b: &Binding) -> Result<PointResult, Error> {
         let sc = self.plan.scenario(b)?;
-        // The cache is valid for the same resolved scenario, metric definitions and simulator sources (a hash of
-        // the crate's `src/` and `data/` taken at build time: any change to the simulator re-runs every point).
+        // A cached point is reused only for the same resolved scenario, metric definitions, ecnlab version and
+        // simulator sources (a hash of the crate's `src/` and `data/` taken at build time: any change to the
+        // simulator re-runs every point), and only if its checksum matches its metrics.
         let metrics = format!("{:?}", self.plan.def.metrics);
-        let hash = crate::sim::report::fnv(&(sc.to_toml() + &metrics + env!("ECNLAB_SOURCE_HASH")));
+        let hash = crate::sim::report::fnv(
+            &(sc.to_toml() + &metrics + env!("CARGO_PKG_VERSION") + env!("ECNLAB_SOURCE_HASH")),
+        );
         let file = self.dir.join(format!("{}.json", key_of(b)));
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                if v["scenario_hash"] == hash.as_str() {
-                    self.cached.fetch_add(1, Ordering::Relaxed);
-                    let metrics = v["metrics"]
-                        .as_object()
-                        .map(|o| o.iter().map(|(k, x)| (k.clone(), x.as_f64().unwrap_or(f64::NAN))).collect())
-                        .unwrap_or_default();
-                    return Ok(PointResult { binding: b.clone(), metrics });
-                }
-            }
+        if let Some(p) = self.cached_point(&file, &hash, b) {
+            self.cached.fetch_add(1, Ordering::Relaxed);
+            return Ok(p);
         }
         let report = crate::run(&sc).map_err(|e| Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))))?;
         let metrics = extract(self.plan.def, &report.summary);
+        let values: serde_json::Map<_, _> = metrics
+            .iter()
+            .map(|(k, v)| (k.clone(), if v.is_finite() { serde_json::json!(v) } else { serde_json::Value::Null }))
+            .collect();
+        let values = serde_json::Value::Object(values);
         let rec = serde_json::json!({
             "binding": key_of(b),
             "scenario_hash": hash,
-            "metrics": metrics.iter().map(|(k, v)| (k.clone(), if v.is_finite() { serde_json::json!(v) } else { serde_json::Value::Null })).collect::<serde_json::Map<_, _>>(),
+            "build": BUILD,
+            "checksum": record_checksum(&hash, &values),
+            "metrics": values,
             "wall_time_s": report.summary["wall_time_s"],
         });
-        let tmp = file.with_extension("tmp");
-        std::fs::write(&tmp, rec.to_string()).map_err(|e| Error::Io(e.to_string()))?;
-        std::fs::rename(&tmp, &file).map_err(|e| Error::Io(e.to_string()))?;
+        crate::outdir::write_atomic(&file, rec.to_string())?;
         self.executed.fetch_add(1, Ordering::Relaxed);
-        Ok(PointResult { binding: b.clone(), metrics })
+        Ok(PointResult { binding: b.clone(), metrics, build: BUILD.into() })
+    }
+
+    /// The point cached in `file`, if it was made for `hash` and its checksum holds.
+    fn cached_point(&self, file: &Path, hash: &str, b: &Binding) -> Option<PointResult> {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+        if v["scenario_hash"] != hash || v["checksum"] != record_checksum(hash, &v["metrics"]).as_str() {
+            return None;
+        }
+        let metrics =
+            v["metrics"].as_object()?.iter().map(|(k, x)| (k.clone(), x.as_f64().unwrap_or(f64::NAN))).collect();
+        Some(PointResult { binding: b.clone(), metrics, build: v["build"].as_str()?.to_string() })
     }
 
     fn tick(&self, what: &str) {
@@ -415,14 +441,13 @@ fn bisect(
 
 /// Writes table.csv (one row per run) and, for searches, search.csv.
 pub fn write_tables(def: &Definition, g: &GridResult, out: &Path) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", out.display()));
     let names: Vec<&String> = def.metrics.keys().collect();
     let mut s = g.axes.join(",");
     for n in &names {
         s.push(',');
         s.push_str(n);
     }
-    s.push('\n');
+    s.push_str(",build\n");
     let cell = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_default();
     for p in &g.points {
         let mut row: Vec<String> = g.axes.iter().map(|a| cell(p.binding.get(a))).collect();
@@ -430,10 +455,11 @@ pub fn write_tables(def: &Definition, g: &GridResult, out: &Path) -> Result<(), 
             let x = p.metrics.get(*n).copied().unwrap_or(f64::NAN);
             row.push(if x.is_finite() { crate::observe::fmt_num(x) } else { String::new() });
         }
+        row.push(p.build.clone());
         s.push_str(&row.join(","));
         s.push('\n');
     }
-    std::fs::write(out.join("table.csv"), s).map_err(io)?;
+    crate::outdir::write_atomic(&out.join("table.csv"), s)?;
     if let Some(search) = &def.search {
         let axes: Vec<&String> = g.axes.iter().filter(|a| **a != search.param).collect();
         let mut s = axes.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(",");
@@ -444,7 +470,7 @@ pub fn write_tables(def: &Definition, g: &GridResult, out: &Path) -> Result<(), 
             s.push_str(&row.join(","));
             s.push('\n');
         }
-        std::fs::write(out.join("search.csv"), s).map_err(io)?;
+        crate::outdir::write_atomic(&out.join("search.csv"), s)?;
     }
     Ok(())
 }

@@ -516,7 +516,12 @@ impl Default for Limits {
 impl Scenario {
     /// Parses TOML text, applies `key=value` overrides, deserializes with field paths, and validates.
     pub fn from_toml(text: &str, sets: &[String]) -> Result<Scenario, Error> {
-        let mut doc: toml::Value = toml::from_str(text).map_err(|e| Error::config("", e.message()))?;
+        Scenario::from_toml_in(text, sets, None)
+    }
+
+    /// As `from_toml`, for the text of `file` (named in syntax errors as `file:line:column`).
+    fn from_toml_in(text: &str, sets: &[String], file: Option<&std::path::Path>) -> Result<Scenario, Error> {
+        let mut doc: toml::Value = toml::from_str(text).map_err(|e| syntax_error(text, &e, file))?;
         for s in sets {
             apply_set(&mut doc, s)?;
         }
@@ -529,15 +534,53 @@ impl Scenario {
         Ok(sc)
     }
 
+    /// Reads a scenario file. A file that cannot be a scenario (missing, a directory, not UTF-8 text) is
+    /// invalid input, a config error naming the file, like a bad value inside it.
     pub fn from_file(path: &std::path::Path, sets: &[String]) -> Result<Scenario, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Io(format!("cannot read scenario {}: {e}", path.display())))?;
-        Scenario::from_toml(&text, sets)
+        let named = path.display().to_string();
+        if path.is_dir() {
+            return Err(Error::config(named, "is a directory, not a scenario file (TOML)"));
+        }
+        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::config(&named, "no such scenario file"),
+            std::io::ErrorKind::PermissionDenied => Error::config(&named, format!("cannot be read: {e}")),
+            _ => Error::Io(format!("cannot read scenario {named}: {e}")),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let (line, col) = line_col(&String::from_utf8_lossy(&e.as_bytes()[..at]), at);
+            Error::config(format!("{named}:{line}:{col}"), "not UTF-8 text: a scenario is a TOML file")
+        })?;
+        Scenario::from_toml_in(&text, sets, Some(path))
     }
 
     /// The resolved scenario as TOML: running it again replays the run.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("scenario serializes")
+    }
+}
+
+/// Line and column (from 1; the column in characters) of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// A TOML syntax error (a malformed line, a duplicate key, a number too large) at `file:line:column`, or at
+/// `line L, column C` of text given without a file.
+fn syntax_error(text: &str, e: &toml::de::Error, file: Option<&std::path::Path>) -> Error {
+    let msg = format!("TOML: {}", e.message());
+    match e.span() {
+        Some(span) => {
+            let (line, col) = line_col(text, span.start);
+            match file {
+                Some(f) => Error::config(format!("{}:{line}:{col}", f.display()), msg),
+                None => Error::config(format!("line {line}, column {col}"), msg),
+            }
+        }
+        None => Error::config(file.map(|f| f.display().to_string()).unwrap_or_default(), msg),
     }
 }
 

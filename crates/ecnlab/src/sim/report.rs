@@ -10,7 +10,7 @@ use crate::port::{Counters, OccupancyStats};
 use crate::scenario::{PortSettings, Scenario, TraceFilter};
 use crate::units::Time;
 use serde_json::{json, Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub(crate) struct TraceSpec {
     ports: Vec<bool>,
@@ -521,29 +521,29 @@ impl RunReport {
         s
     }
 
-    /// Writes the run directory: into `DIR.tmp` first, renamed to `DIR` when complete, so a failed run never
-    /// leaves something that looks finished.
-    pub fn write_dir(&self, dir: &Path) -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()));
-        let tmp = dir.with_extension("tmp");
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(io)?;
-        }
-        std::fs::create_dir_all(tmp.join("series")).map_err(io)?;
-        std::fs::write(tmp.join("config.toml"), &self.config_toml).map_err(io)?;
-        let summary = serde_json::to_string_pretty(&self.summary).expect("summary serializes");
-        std::fs::write(tmp.join("summary.json"), summary + "\n").map_err(io)?;
-        std::fs::write(tmp.join("fct.csv"), self.fct_csv()).map_err(io)?;
+    /// Writes the run directory `dir` through `outdir::Staged`: checked first (never a directory ecnlab did not
+    /// write), written beside it, swapped in whole. Front ends that simulate first call `Staged::new` before the
+    /// run and [`RunReport::write_staged`] after it, so a bad `--out` costs no simulation.
+    pub fn write_dir(&self, dir: &Path) -> Result<PathBuf, Error> {
+        self.write_staged(crate::outdir::Staged::new(dir)?)
+    }
+
+    /// Writes the run's files into `staged` and swaps it in; summary.json is written last, so a directory
+    /// without it was never finished.
+    pub fn write_staged(&self, staged: crate::outdir::Staged) -> Result<PathBuf, Error> {
+        let dir = staged.dir();
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", staged.target().display()));
+        std::fs::create_dir_all(dir.join("series")).map_err(io)?;
+        std::fs::write(dir.join("config.toml"), &self.config_toml).map_err(io)?;
+        std::fs::write(dir.join("fct.csv"), self.fct_csv()).map_err(io)?;
         for s in &self.series {
-            std::fs::write(tmp.join("series").join(format!("{}.csv", s.name)), s.to_csv()).map_err(io)?;
+            std::fs::write(dir.join("series").join(format!("{}.csv", s.name)), s.to_csv()).map_err(io)?;
         }
         if !self.trace.is_empty() {
-            std::fs::write(tmp.join("trace.csv"), self.trace_csv()).map_err(io)?;
+            std::fs::write(dir.join("trace.csv"), self.trace_csv()).map_err(io)?;
         }
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(io)?;
-        }
-        std::fs::rename(&tmp, dir).map_err(io)?;
-        Ok(())
+        let summary = serde_json::to_string_pretty(&self.summary).expect("summary serializes");
+        std::fs::write(dir.join("summary.json"), summary + "\n").map_err(io)?;
+        staged.commit()
     }
 }

@@ -96,6 +96,43 @@ fn rerunning_into_the_same_directory_skips_completed_runs() {
 }
 
 #[test]
+fn a_cached_point_edited_by_hand_or_made_by_another_build_is_run_again() {
+    let out = std::env::temp_dir().join(format!("ecnlab-cache-trust-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts = Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false };
+    let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
+    let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
+    // Every row names the build that ran it.
+    let build = experiment::runner::BUILD;
+    assert!(table.lines().next().unwrap().ends_with(",build"));
+    assert!(table.lines().skip(1).all(|l| l.ends_with(&format!(",{build}"))), "{table}");
+    let records: Vec<_> = std::fs::read_dir(out.join("runs")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(records.len(), first.runs);
+    // One record's metric edited, another's build and key rewritten as an older simulator's would be.
+    let edit = |p: &std::path::Path, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        f(&mut v);
+        std::fs::write(p, v.to_string()).unwrap();
+    };
+    edit(&records[0], &|v| {
+        let m = v["metrics"].as_object_mut().unwrap();
+        let k = m.keys().next().unwrap().clone();
+        m.insert(k, serde_json::json!(123456.0));
+    });
+    edit(&records[1], &|v| {
+        v["scenario_hash"] = serde_json::json!("0000000000000000");
+        v["build"] = serde_json::json!("0.0.1+old");
+    });
+    let again = experiment::reproduce("ecnstar-table1", &opts).unwrap();
+    assert_eq!(again.runs_executed, 2, "the edited and the foreign record are run again, the rest reused");
+    assert_eq!(std::fs::read_to_string(out.join("table.csv")).unwrap(), table, "the same table as the first run");
+    let check: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    assert_eq!(check["builds"], serde_json::json!([build]));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn unknown_experiment_is_a_config_error() {
     let opts =
         Options { scale: ScaleKind::Quick, jobs: 1, out: std::env::temp_dir().join("ecnlab-none"), progress: false };
