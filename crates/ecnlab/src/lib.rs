@@ -7,7 +7,7 @@
 //!        TOML + --set                          │                                   summary.json, fct.csv,
 //!                                              │                                   series/*.csv, trace.csv
 //!   engine::EventQueue  (time, phase, seq) ────┤
-//!   net::Network        hosts, switches, one egress port per link direction, BFS routes + ECMP; net::pfc
+//!   net::Network        hosts, switches, one egress port per link direction, BFS routes by switch + ECMP; net::pfc
 //!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters
 //!     ├─ sched::AnyScheduler   which queue sends next (no ECN knowledge)
 //!     └─ mark::AnyMarker       Pass / Mark / Drop at enqueue and dequeue, from a read-only PortState

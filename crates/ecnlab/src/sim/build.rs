@@ -133,9 +133,13 @@ impl Sim {
                 })
                 .collect::<Result<_, _>>()?
         };
+        // Watched ports as a mask: every switch port is watched by default, and a search per port would cost
+        // ports².
+        let mut is_watched = vec![false; net.ports.len()];
+        watched.iter().for_each(|&p| is_watched[p as usize] = true);
         let mut ports = Vec::with_capacity(net.ports.len());
         for (i, spec) in net.ports.iter().enumerate() {
-            let hist = sc.observe.occupancy_quantiles && watched.contains(&(i as u32));
+            let hist = sc.observe.occupancy_quantiles && is_watched[i];
             let port = match &settings[i] {
                 Some(s) => {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.

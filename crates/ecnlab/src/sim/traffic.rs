@@ -97,17 +97,12 @@ impl Poisson {
             Services::Random { count } => vec![1.0 / *count as f64; *count as usize],
             Services::Weighted { probabilities } => probabilities.clone(),
             Services::Pairs { count } => {
-                let mut n = vec![0u64; *count as usize];
-                let mut i = 0u64;
-                for &s in &hosts {
-                    for d in dst.map_or_else(|| hosts.clone(), |d| vec![d]) {
-                        if s != d {
-                            n[(i % *count as u64) as usize] += 1;
-                            i += 1;
-                        }
-                    }
-                }
-                n.iter().map(|&x| x as f64 / i.max(1) as f64).collect()
+                // Pairs dealt round robin: the first `pairs % count` services get one more than the rest (the
+                // hosts exclude `dst` and are distinct, so every listed pair has two hosts).
+                let m = hosts.len() as u64;
+                let pairs = if dst.is_some() { m } else { m * m.saturating_sub(1) };
+                let count = *count as u64;
+                (0..count).map(|j| (pairs / count + (j < pairs % count) as u64) as f64 / pairs.max(1) as f64).collect()
             }
         };
         let mean_bytes: f64 = shares.iter().zip(&cdfs).map(|(p, c)| p * c.mean()).sum();
@@ -124,13 +119,12 @@ impl Poisson {
                 let d = load_rtt(&r.dist).map_err(|e| e.at(path(idx, "rtt.dist")))?;
                 // The lowest drawn RTT must cover the fabric's base RTT of every pair it may apply to.
                 let mtu = Bytes(net.ports[0].mtu.0);
-                let worst = hosts
-                    .iter()
-                    .flat_map(|&s| dst.map_or_else(|| hosts.clone(), |d| vec![d]).into_iter().map(move |d| (s, d)))
-                    .filter(|(s, d)| s != d)
-                    .map(|(s, d)| net.base_rtt(s, d, mtu, Bytes(HEADER_BYTES as u64)))
-                    .max()
-                    .unwrap_or(Time::ZERO);
+                let ack = Bytes(HEADER_BYTES as u64);
+                let worst = match dst {
+                    Some(d) => hosts.iter().map(|&s| net.base_rtt(s, *d, mtu, ack)).max(),
+                    None => net.max_base_rtt(&hosts, mtu, ack),
+                }
+                .unwrap_or(Time::ZERO);
                 if r.lo < worst {
                     return Err(Error::config(
                         path(idx, "rtt.lo"),
@@ -191,16 +185,22 @@ impl Poisson {
     /// The next flow: (src, dst, class, size, end-to-end base RTT target if varied).
     pub fn draw(&mut self) -> (u32, u32, u8, u64, Option<Time>) {
         let n = self.hosts.len() as u64;
-        let (src, dst) = match self.dst {
-            Some(d) => (self.hosts[self.rng.below(n) as usize], d),
+        // The hosts' indices too: Pairs numbers the pair by them.
+        let (si, di) = match self.dst {
+            Some(_) => (self.rng.below(n), None),
             None => {
                 let s = self.rng.below(n);
                 let mut d = self.rng.below(n - 1);
                 if d >= s {
                     d += 1;
                 }
-                (self.hosts[s as usize], self.hosts[d as usize])
+                (s, Some(d))
             }
+        };
+        let src = self.hosts[si as usize];
+        let dst = match (self.dst, di) {
+            (Some(d), _) => d,
+            (None, d) => self.hosts[d.expect("a drawn destination") as usize],
         };
         let service = match &self.services {
             Services::Single => 0,
@@ -218,13 +218,9 @@ impl Poisson {
             }
             Services::Pairs { count } => {
                 // Ordered pairs (src, dst ≠ src) numbered row by row, dealt round robin.
-                let si = self.hosts.iter().position(|&h| h == src).expect("src is a host") as u64;
-                let idx = match self.dst {
-                    Some(_) => si,
-                    None => {
-                        let di = self.hosts.iter().position(|&h| h == dst).expect("dst is a host") as u64;
-                        si * (n - 1) + if di > si { di - 1 } else { di }
-                    }
+                let idx = match di {
+                    None => si,
+                    Some(di) => si * (n - 1) + if di > si { di - 1 } else { di },
                 };
                 (idx % *count as u64) as usize
             }

@@ -388,7 +388,7 @@ fn bad_value(rng: &mut SplitMix) -> Value {
         Value::Integer(-5),
         Value::Integer(1),
         Value::Integer(7),
-        // Not 100 000: as `topology.hosts` that is valid but builds routes in O(hosts²), over a minute.
+        // Not 100 000: valid as `topology.hosts`, and every such case would build 200 000 ports.
         Value::Integer(5_000),
         Value::Integer(4_294_967_296),
         Value::Integer(i64::MAX),

@@ -9,5 +9,6 @@ mod experiments;
 mod flowsched;
 mod host_queue;
 mod rdma;
+mod scale;
 mod schemes;
 mod theory;
