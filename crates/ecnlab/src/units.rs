@@ -99,7 +99,8 @@ impl Rate {
     pub fn bytes_in(self, t: Time) -> Bytes {
         let num = self.0 as u128 * t.0 as u128;
         let den = 8 * PS_PER_S as u128;
-        Bytes(((num + den / 2) / den) as u64)
+        // Saturates: a fast link over a long time must not wrap into a small byte count.
+        Bytes(((num + den / 2) / den).min(u64::MAX as u128) as u64)
     }
 }
 

@@ -202,7 +202,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         ("workloads.2.block=0KB", "workloads.2.block", "> 0"),
         ("workloads.3.dst=4", "workloads.3.dst", "differ"),
         ("workloads.3.count=0", "workloads.3.count", "≥ 1"),
-        ("workloads.4.interval=0us", "workloads.4.interval", "> 0"),
+        ("workloads.4.interval=0us", "workloads.4.interval", "[51.2ns, 1000000s]"),
         ("workloads.4.size=39B", "workloads.4.size", "[40B"),
         ("workloads.4.src=6", "workloads.4.src", "hosts are 0..5"),
         (
@@ -291,6 +291,134 @@ fn a_run_over_its_event_budget_stops_with_a_run_error() {
     let sc = check(&["limits.max_events=1000"]).expect("valid");
     let e = ecnlab::run(&sc).err().expect("budget exhausted");
     assert!(matches!(&e, Error::Run(m) if m.contains("limits.max_events")), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Resource bounds: what would exhaust memory, wrap a counter or never advance time is refused at validation.
+
+/// A config error at exactly `path` whose message holds every fragment, within a few seconds.
+fn refused(sets: &[&str], path: &str, fragments: &[&str]) {
+    let t = std::time::Instant::now();
+    let r = check(sets);
+    assert!(t.elapsed() < Duration::from_secs(5), "{sets:?} took {:?}", t.elapsed());
+    match &r {
+        Err(Error::Config { path: p, msg }) if p == path && fragments.iter().all(|f| msg.contains(f)) => {}
+        other => panic!("{sets:?}: want an error at `{path}` saying {fragments:?}, got {}", describe(other)),
+    }
+}
+
+const QUERY: &str = "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = ";
+
+#[test]
+fn a_query_of_i32_max_flows_is_refused_at_validation_naming_its_count_and_the_memory_limit() {
+    // It aborted the process on an allocation of 32 GiB (rc 134; from Python, the interpreter died).
+    refused(&[&format!("{QUERY}2147483647 }}")], "workloads.4.count", &["2.2TB of query records", "limits.max_memory"]);
+}
+
+#[test]
+fn a_query_of_a_billion_flows_is_refused_under_the_default_limit_and_a_smaller_one_under_a_lower_limit() {
+    // It grew past 17 GB before failing.
+    refused(&[&format!("{QUERY}1000000000 }}")], "workloads.4.count", &["1.0TB of query records", "half of"]);
+    refused(
+        &[&format!("{QUERY}1000000 }}"), "limits.max_memory=100MB"],
+        "workloads.4.count",
+        &["about 1.0GB of query records", "limits.max_memory is 100.0MB"],
+    );
+    assert!(check(&[&format!("{QUERY}1000 }}"), "limits.max_memory=100MB"]).is_ok());
+    refused(&["limits.max_memory=1KB"], "limits.max_memory", &["≥ 1MB"]);
+}
+
+#[test]
+fn the_memory_limit_stays_out_of_the_resolved_config_unless_given() {
+    let sc = check(&[]).expect("valid");
+    assert!(!sc.to_toml().contains("max_memory"), "the default depends on the machine: never written");
+    let sc = check(&["limits.max_memory=4GB"]).expect("valid");
+    assert!(sc.to_toml().contains("max_memory = \"4000000000B\""), "{}", sc.to_toml());
+    let items = sc.memory_items();
+    assert!(items.iter().any(|i| i.path == "topology") && items.iter().any(|i| i.path == "observe.sample_interval"));
+}
+
+#[test]
+fn a_probe_faster_than_its_link_is_refused_with_the_allowed_range() {
+    // A 64 B probe every picosecond grew without bound in the host's queue.
+    refused(&["workloads.4.interval=1ps"], "workloads.4.interval", &["[51.2ns, 1000000s]", "10Gbps"]);
+    refused(&["workloads.4.interval=51.1ns"], "workloads.4.interval", &["[51.2ns"]);
+    assert!(check(&["workloads.4.interval=51.2ns", "duration=100us", "observe.warmup=0s"]).is_ok());
+}
+
+#[test]
+fn an_application_rate_above_the_host_link_is_refused() {
+    refused(&["workloads.1.rate=26Gbps"], "workloads.1.rate", &["(0, 25Gbps]", "h5's link"]);
+    assert!(check(&["workloads.1.rate=25Gbps"]).is_ok());
+}
+
+#[test]
+fn a_host_set_string_that_expands_to_billions_is_refused_while_parsing() {
+    // 160 KB of "1-99999," expanded to 2·10⁹ entries (8 GB) during `validate`.
+    let huge = format!("workloads.0.src=\"{}\"", vec!["1-99999"; 20_000].join(","));
+    refused(&[&huge], "workloads.0.src", &["more than 1048576"]);
+}
+
+#[test]
+fn poisson_arrivals_closer_than_a_nanosecond_are_refused_instead_of_piling_up_at_the_start() {
+    let dir = std::env::temp_dir().join(format!("ecnlab-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cdf = dir.join("one_byte.csv");
+    std::fs::write(&cdf, "size_bytes,cumulative_probability\n1,0\n1,1\n").unwrap();
+    let poisson = |load: &str| {
+        format!(
+            "workloads.4={{ kind = \"poisson\", hosts = \"1-2\", load = {load}, flows = 1000, cdf = [\"{}\"] }}",
+            cdf.display()
+        )
+    };
+    // 1 B flows at load 10 over two 10 Gb/s links: a mean gap of 40 ps. With the CDF's 1 B scaled down further
+    // (a gap of 0.013 ps over 64 hosts at 1 Tb/s) every gap rounded to 0 ps and all flows opened at the start.
+    refused(
+        &[&poisson("10")],
+        "workloads.4.load",
+        &["gap between flow arrivals of 40.000ps", "≥ 1ns", "(0, 4.000e-1]"],
+    );
+    assert!(check(&[&poisson("0.4")]).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn weights_and_byte_sizes_past_their_ranges_are_refused_and_the_largest_allowed_do_not_wrap() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("switch.scheduler={ kind = \"dwrr\", weights = [1, 1048577] }", "switch.scheduler.weights.1", "[1, 1048576]"),
+        (
+            "switch.scheduler={ kind = \"wfq\", weights = [9223372036854775807, 1] }",
+            "switch.scheduler.weights.0",
+            "[1, 1048576]",
+        ),
+        ("switch.scheduler={ kind = \"wrr\", quantum = \"5GiB\" }", "switch.scheduler.quantum", "4GiB"),
+        ("transport.nic_limit=18446744073709551000B", "transport.nic_limit", "at most 1 TiB"),
+        ("switch.pfc={ xoff = \"18446744073709551000B\" }", "switch.pfc.xoff", "1 TiB"),
+        ("switch.pfc={ xoff = \"20KB\", headroom = \"2000GB\" }", "switch.pfc.headroom", "1 TiB"),
+        ("switch.buffer=2000GB", "switch.buffer", "1 TiB"),
+        ("switch.queue_limits=[\"2000GB\"]", "switch.queue_limits.0", "1 TiB"),
+        ("switch.pool={ size = \"2000GB\" }", "switch.pool.size", "1 TiB"),
+    ];
+    for &(set, path, msg) in cases {
+        refused(&[set], path, &[msg]);
+    }
+    // The largest weights at the largest quantum under PMSB (which sums them) and MQ-ECN: a complete run (the
+    // test profile checks overflow), and PFC at the largest XOFF with the largest NIC limit raises no false error.
+    let big = "switch.scheduler={ kind = \"dwrr\", quantum = \"4GiB\", weights = [1048576, 1048576] }";
+    for marker in ["{ kind = \"pmsb\", threshold = \"20pkt\" }", "{ kind = \"mqecn\", threshold = \"20pkt\" }"] {
+        let sc = check(&[big, &format!("switch.marker={marker}"), "ports=[]", "duration=2ms"]).expect("valid");
+        ecnlab::run(&sc).expect("runs");
+    }
+    let pfc = [
+        "switch.pfc={ xoff = \"1099511627776B\" }",
+        "switch.queues=1",
+        "switch.buffer=1099511627776B",
+        "transport.nic_limit=1099511627776B",
+        "ports=[]",
+        "duration=2ms",
+    ];
+    let sc = check(&pfc).expect("valid");
+    ecnlab::run(&sc).expect("no false PFC error");
 }
 
 // ---------------------------------------------------------------------------------------------------------
