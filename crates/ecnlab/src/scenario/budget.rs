@@ -114,7 +114,7 @@ impl Scenario {
                     // Each flow at least crosses both host links and is acknowledged back: two one-way trips
                     // of each link plus its own serialization at the sender's link.
                     let one = rate(*src).tx_time(Bytes(size.0.saturating_add(crate::packet::HEADER_BYTES as u64)))
-                        + Time(2 * (delay(*src).0.saturating_add(delay(*dst).0)));
+                        + Time(delay(*src).0.saturating_add(delay(*dst).0).saturating_mul(2));
                     let most = times_in(self.duration.saturating_sub(*start), one);
                     items.push(flows(p("count"), count.map_or(most, |c| (c as u64).min(most))));
                 }

@@ -565,13 +565,37 @@ fn bad_value(rng: &mut SplitMix) -> Value {
 fn bad_unit(rng: &mut SplitMix, text: &str) -> Value {
     let idx = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (num, unit) = text.split_at(idx);
-    let nums = ["0", "0.000000001", "1", "18446744073709551615", "99999999999999", "1e3", "-1", ".", "", "1..2"];
+    let nums = [
+        "0",
+        "0.000000001",
+        "1",
+        "18446744073709551615",
+        "9223372036854775808",
+        "4294967295",
+        "99999999999999",
+        "1e3",
+        "-1",
+        ".",
+        "",
+        "1..2",
+    ];
     let units = ["ps", "s", "B", "GiB", "bps", "Tbps", "pkt", "", "furlongs", "µs", "Gbps "];
     Value::String(if rng.below(2) == 0 {
         format!("{}{unit}", rng.pick(&nums))
     } else {
         format!("{num}{}", rng.pick(&units))
     })
+}
+
+/// `200us` → the same unit with the number scaled by orders of magnitude (×10⁶, ×10⁻⁶, ×10¹²): sizes, rates,
+/// times and counts far from the base, most still valid, where memory or time could run away.
+fn scaled_unit(rng: &mut SplitMix, text: &str) -> Value {
+    let idx = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (num, unit) = text.split_at(idx);
+    let x: f64 = num.parse().unwrap_or(1.0) * rng.pick(&[1e6, 1e-6, 1e12, 1e3]);
+    // Decimal text, not exponent notation: units parse plain decimals.
+    let digits = if x >= 1.0 { format!("{x:.0}") } else { format!("{x:.12}").trim_end_matches('0').to_string() };
+    Value::String(format!("{digits}{unit}"))
 }
 
 /// A host index or set that is out of range, empty, reversed or of the wrong type (the base has hosts 0..5).
@@ -742,6 +766,17 @@ const EXTREMES: &[&str] = &[
     "seed=9223372036854775807",
     "limits.max_events=1",
     "limits.max_events=100",
+    "limits.max_memory=1MB",
+    "limits.max_memory=10MB",
+    "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = 4294967295 }",
+    "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = 2000 }",
+    "workloads.4={ kind = \"poisson\", hosts = \"1-3\", load = 0.5, cdf = [\"cache\"] }",
+    "workloads.4={ kind = \"poisson\", hosts = \"1-3\", dst = 0, load = 10, flows = 2000, cdf = [\"websearch\"] }",
+    "switch.scheduler={ kind = \"dwrr\", quantum = \"4GiB\", weights = [1048576, 1048576] }",
+    "switch.marker={ kind = \"pmsb\", threshold = \"20pkt\" }",
+    "switch.pfc={ xoff = \"1099511627776B\", headroom = \"1099511627776B\" }",
+    "transport.nic_limit=1099511627776B",
+    "workloads.0.src=\"1-5,1-5,1-5,1-5\"",
 ];
 
 /// Applies one random mutation to the document.
@@ -756,7 +791,28 @@ fn mutate(rng: &mut SplitMix, doc: &mut Value) {
         (!fit.is_empty()).then(|| fit[rng.below(fit.len())].clone())
     };
     let any = all[rng.below(all.len())].clone();
-    match rng.below(11) {
+    match rng.below(12) {
+        11 => {
+            // Orders of magnitude: a number, or the number of a quantity with a unit.
+            let p = choose(
+                rng,
+                &|_, v| v.is_integer() || v.as_str().is_some_and(|s| s.starts_with(|c: char| c.is_ascii_digit())),
+                doc,
+            )
+            .unwrap_or(any);
+            let v = node(doc, &p).expect("path exists");
+            *v = match &*v {
+                Value::Integer(i) => Value::Integer(*rng.pick(&[
+                    i.saturating_mul(1_000_000),
+                    *i / 1_000_000,
+                    i.saturating_mul(1_000_000_000_000),
+                    u32::MAX as i64 + 1,
+                    i64::MAX,
+                ])),
+                Value::String(t) => scaled_unit(rng, t),
+                other => other.clone(),
+            }
+        }
         8..=10 => {
             // A path the document no longer has is an error of the override, not a mutant: skip it.
             let set = *rng.pick(EXTREMES);
@@ -913,12 +969,26 @@ fn run_all(texts: Arc<Vec<String>>) -> Vec<Outcome> {
     out.into_iter().map(|o| o.expect("every mutant reported")).collect()
 }
 
+/// This process's peak resident memory (VmHWM in /proc/self/status), where readable.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>();
+    kb.ok().map(|k| k * 1024)
+}
+
 #[test]
 fn thousands_of_mutated_scenarios_give_an_error_or_a_complete_run_never_a_panic_or_a_hang() {
-    let base: Value = toml::from_str(BASE).expect("base parses");
-    assert!(matches!(outcome(BASE), Outcome::Ran), "the base scenario runs: {:?}", outcome(BASE));
+    let mut base: Value = toml::from_str(BASE).expect("base parses");
+    // The mutants' own memory limit: what a mutant is refused for is the estimate, not this machine's size.
+    ecnlab::scenario::apply_set(&mut base, "limits.max_memory=\"256MB\"").expect("limits is a table");
+    let base_text = toml::to_string(&base).expect("serializes");
+    assert!(matches!(outcome(&base_text), Outcome::Ran), "the base scenario runs: {:?}", outcome(&base_text));
     let texts: Arc<Vec<String>> = Arc::new((0..MUTANTS).map(|i| mutant(&base, i)).collect());
     let outcomes = run_all(texts.clone());
+    // Memory stays bounded too: validation refuses what would not fit the mutants' `limits.max_memory` (or the
+    // default), and the peak resident memory of this process over all mutants stays far below the machine's.
+    let peak = peak_resident_bytes();
+    assert!(peak.is_none_or(|b| b < 2_000_000_000), "peak resident memory {peak:?} B");
 
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut broken = vec![];
