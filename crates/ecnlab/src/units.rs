@@ -93,13 +93,15 @@ impl Rate {
     /// Serialization time of `bytes` at this rate, rounded up to the next picosecond.
     pub fn tx_time(self, bytes: Bytes) -> Time {
         let num = bytes.0 as u128 * 8 * PS_PER_S as u128;
-        Time(num.div_ceil(self.0 as u128) as u64)
+        // Saturates: a huge size at a slow rate is "never", not a wrapped short time.
+        Time(num.div_ceil(self.0 as u128).min(u64::MAX as u128) as u64)
     }
     /// Bytes sent at this rate during `t` (K = C·t), rounded to the nearest byte.
     pub fn bytes_in(self, t: Time) -> Bytes {
         let num = self.0 as u128 * t.0 as u128;
         let den = 8 * PS_PER_S as u128;
-        Bytes(((num + den / 2) / den) as u64)
+        // Saturates: a fast link over a long time must not wrap into a small byte count.
+        Bytes(((num + den / 2) / den).min(u64::MAX as u128) as u64)
     }
 }
 

@@ -55,7 +55,7 @@ impl PfcConfig {
             return h;
         }
         let in_flight = rate.bytes_in(delay + delay + rate.tx_time(PAUSE_FRAME));
-        Bytes(in_flight.0 + 2 * mtu.0 + upstream_backlog.0)
+        Bytes(in_flight.0.saturating_add(2 * mtu.0).saturating_add(upstream_backlog.0))
     }
 
     pub fn lossless_mask(&self) -> u8 {

@@ -5,6 +5,10 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostSet(pub Vec<u32>);
 
+/// Entries a host set may expand to. Topologies have at most 10⁵ hosts; a set may name a host more than once
+/// (one flow each), but a short string of ranges must not expand to billions of entries while it is parsed.
+pub const MAX_ENTRIES: usize = 1 << 20;
+
 impl std::str::FromStr for HostSet {
     type Err = String;
     fn from_str(s: &str) -> Result<HostSet, String> {
@@ -18,9 +22,15 @@ impl std::str::FromStr for HostSet {
                     if a > b {
                         return Err(format!("range `{part}` is empty"));
                     }
+                    if (b - a) as usize >= MAX_ENTRIES - v.len() {
+                        return Err(too_many());
+                    }
                     v.extend(a..=b);
                 }
                 None => v.push(part.parse().map_err(|_| bad())?),
+            }
+            if v.len() > MAX_ENTRIES {
+                return Err(too_many());
             }
         }
         if v.is_empty() {
@@ -28,6 +38,10 @@ impl std::str::FromStr for HostSet {
         }
         Ok(HostSet(v))
     }
+}
+
+fn too_many() -> String {
+    format!("expands to more than {MAX_ENTRIES} hosts; a host set holds 1 to {MAX_ENTRIES} entries")
 }
 
 impl Serialize for HostSet {
@@ -47,6 +61,7 @@ impl<'de> Deserialize<'de> for HostSet {
         }
         match Raw::deserialize(d).map_err(|_| de::Error::custom("expected a host index, a list, or \"1-8\""))? {
             Raw::One(h) => Ok(HostSet(vec![h])),
+            Raw::Many(v) if v.len() > MAX_ENTRIES => Err(de::Error::custom(too_many())),
             Raw::Many(v) if !v.is_empty() => Ok(HostSet(v)),
             Raw::Many(_) => Err(de::Error::custom("empty host list")),
             Raw::Text(s) => s.parse().map_err(de::Error::custom),
@@ -62,5 +77,8 @@ mod tests {
         assert_eq!("1-3,7".parse::<HostSet>().unwrap().0, vec![1, 2, 3, 7]);
         assert!("3-1".parse::<HostSet>().is_err());
         assert!("x".parse::<HostSet>().is_err());
+        assert!("0-1048575".parse::<HostSet>().is_ok());
+        let big = vec!["0-99999"; 20_000].join(",");
+        assert!(big.parse::<HostSet>().unwrap_err().contains("more than 1048576"));
     }
 }

@@ -1,9 +1,11 @@
 //! The one scenario schema (TOML via serde), `--set` overrides, and validation with precise field paths.
 
+mod budget;
 mod hostset;
 mod topology;
 mod validate;
 
+pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, FLOW_BYTES};
 pub use hostset::HostSet;
 
 use crate::error::Error;
@@ -505,11 +507,15 @@ pub struct TraceFilter {
 pub struct Limits {
     /// Stop with an error after this many events (guards against runaway scenarios).
     pub max_events: u64,
+    /// Refuse, at validation, a scenario estimated to hold more memory than this (see `budget`). Absent: half
+    /// of the machine's memory, resolved at check time so the resolved scenario stays machine-independent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<Bytes>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_events: 20_000_000_000 }
+        Limits { max_events: 20_000_000_000, max_memory: None }
     }
 }
 

@@ -7,6 +7,16 @@ use crate::units::PS_PER_S;
 
 /// Star and dumbbell host counts: the network builder's routing grows with hosts².
 const MAX_HOSTS: u32 = 100_000;
+/// Buffers, per-queue limits, pools, PFC thresholds and the NIC limit: 1 TiB is far beyond any switch, and sums of
+/// a few of them (XOFF + headroom + a NIC's backlog) stay far inside u64 bytes.
+const MAX_BYTES: Bytes = Bytes(1 << 40);
+/// Scheduler weights: 32 queues × 2²⁰ × a quantum of at most 2³² B cannot wrap the weight sums MQ-ECN and
+/// PMSB divide by (u64).
+const MAX_WEIGHT: u64 = 1 << 20;
+const MAX_QUANTUM: Bytes = Bytes(1 << 32);
+/// Poisson arrivals are rounded to whole picoseconds: a mean gap of at least 1 ns keeps that rounding's effect on
+/// the offered load below 0.05 % (and a gap may still round to 0: two arrivals in the same picosecond).
+const MIN_POISSON_GAP_PS: f64 = 1000.0;
 /// Keeps every simulated time, and sums of RTT samples in the transport, inside u64 picoseconds.
 const MAX_DURATION: Time = Time(1_000_000 * PS_PER_S);
 
@@ -32,6 +42,14 @@ fn queue_bytes(q: QueueLen, mtu: Bytes, rate: Rate) -> u128 {
             (rate.0 as u128 * t.0 as u128 + den / 2) / den
         }
     }
+}
+
+/// A byte size field in [lo, MAX_BYTES].
+fn byte_range(path: &str, b: Bytes, lo: Bytes, what: &str) -> Result<(), Error> {
+    if b < lo || b > MAX_BYTES {
+        return err(path, format!("must be in [{lo}, {MAX_BYTES}] ({what}), got {b}"));
+    }
+    Ok(())
 }
 
 fn positive_rate(path: &str, r: Rate) -> Result<(), Error> {
@@ -121,6 +139,12 @@ impl Scenario {
                 return err("transport.delayed_ack.timeout", "must be > 0");
             }
         }
+        if t.nic_limit > MAX_BYTES {
+            return err(
+                "transport.nic_limit",
+                format!("must be in [0B, {MAX_BYTES}] (at most 1 TiB), got {}", t.nic_limit),
+            );
+        }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
         if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) && t.handshake {
             return err("transport.handshake", "RoCE (cc.kind = \"dcqcn\") has no handshake: set it false");
@@ -149,7 +173,15 @@ impl Scenario {
         if self.limits.max_events == 0 {
             return err("limits.max_events", "must be > 0");
         }
-        Ok(())
+        if let Some(m) = self.limits.max_memory {
+            if m.0 < 1_000_000 {
+                return err(
+                    "limits.max_memory",
+                    format!("must be ≥ 1MB (or absent: half the machine's memory), got {m}"),
+                );
+            }
+        }
+        self.check_memory()
     }
 
     /// PIAS with `levels` priorities: TCP only, and a switch queue per priority (`field` names where the levels
@@ -380,6 +412,12 @@ impl Scenario {
         Ok(())
     }
 
+    /// Host `h`'s link rate after `host_links` overrides (its link is the topology's link `h`).
+    fn host_rate(&self, h: u32) -> Rate {
+        let (_, links) = self.topology.links();
+        links.get(h as usize).map_or(Rate(0), |l| l.rate_ab)
+    }
+
     /// Every egress port as the network builder names it, with its rate after `host_links` overrides.
     fn port_list(&self) -> Vec<PortInfo> {
         let (_, links) = self.topology.links();
@@ -405,8 +443,11 @@ impl Scenario {
                         format!("needs {queues} weights (one per queue), got {}", w.len()),
                     );
                 }
-                if let Some(i) = w.iter().position(|&x| x == 0) {
-                    return err(format!("{path}.weights.{i}"), "weights must be ≥ 1");
+                if let Some(i) = w.iter().position(|&x| x == 0 || x > MAX_WEIGHT) {
+                    return err(
+                        format!("{path}.weights.{i}"),
+                        format!("weights must be in [1, {MAX_WEIGHT}], got {}", w[i]),
+                    );
                 }
             }
             Ok(())
@@ -414,8 +455,11 @@ impl Scenario {
         match s {
             SchedulerConfig::Sp => Ok(()),
             SchedulerConfig::Wrr { quantum, weights: w } | SchedulerConfig::Dwrr { quantum, weights: w } => {
-                if *quantum < self.mtu {
-                    return err(format!("{path}.quantum"), format!("must be ≥ the MTU ({})", self.mtu));
+                if *quantum < self.mtu || *quantum > MAX_QUANTUM {
+                    return err(
+                        format!("{path}.quantum"),
+                        format!("must be in [the MTU, 4GiB] = [{}, {MAX_QUANTUM}], got {quantum}", self.mtu),
+                    );
                 }
                 weights(w)
             }
@@ -453,6 +497,10 @@ impl Scenario {
         if pfc.xoff.0 < self.mtu.0 {
             return err(format!("{path}.pfc.xoff"), format!("must hold at least one MTU ({})", self.mtu));
         }
+        byte_range(&format!("{path}.pfc.xoff"), pfc.xoff, self.mtu, "one MTU to 1 TiB")?;
+        if let Some(h) = pfc.headroom {
+            byte_range(&format!("{path}.pfc.headroom"), h, Bytes::ZERO, "at most 1 TiB")?;
+        }
         if pfc.xon.is_some_and(|x| x > pfc.xoff) {
             return err(format!("{path}.pfc.xon"), format!("must be ≤ xoff ({})", pfc.xoff));
         }
@@ -472,6 +520,7 @@ impl Scenario {
         if p.buffer.0 < self.mtu.0 {
             return err(format!("{path}.buffer"), format!("must hold at least one MTU ({})", self.mtu));
         }
+        byte_range(&format!("{path}.buffer"), p.buffer, self.mtu, "one MTU to 1 TiB")?;
         if p.queues == 0 || p.queues > 32 {
             return err(format!("{path}.queues"), "must be in [1, 32]");
         }
@@ -479,10 +528,14 @@ impl Scenario {
         if let Some(i) = p.queue_limits.iter().position(|b| b.0 < self.mtu.0) {
             return err(format!("{path}.queue_limits.{i}"), format!("must hold at least one MTU ({})", self.mtu));
         }
+        for (i, b) in p.queue_limits.iter().enumerate() {
+            byte_range(&format!("{path}.queue_limits.{i}"), *b, self.mtu, "one MTU to 1 TiB")?;
+        }
         if let Some(pool) = &p.pool {
             if pool.size.0 < self.mtu.0 {
                 return err(format!("{path}.pool.size"), format!("must hold at least one MTU ({})", self.mtu));
             }
+            byte_range(&format!("{path}.pool.size"), pool.size, self.mtu, "one MTU to 1 TiB")?;
             if pool.alpha.is_empty() {
                 return err(format!("{path}.pool.alpha"), "needs at least one value");
             }
@@ -602,6 +655,14 @@ impl Scenario {
                 }
                 if let Some(r) = rate {
                     positive_rate(&p("rate"), *r)?;
+                    // Paced writes faster than the host's link only pile up behind it.
+                    let (_, links) = self.topology.links();
+                    let rate = |h: u32| links.get(h as usize).map_or(Rate(0), |l| l.rate_ab);
+                    if let Some((h, link)) = src.0.iter().map(|&h| (h, rate(h))).min_by_key(|x| x.1) {
+                        if *r > link {
+                            return err(p("rate"), format!("must be in (0, {link}] (h{h}'s link rate), got {r}"));
+                        }
+                    }
                 }
             }
             Workload::BackToBack { src, dst, size: sz, count, .. } => {
@@ -681,6 +742,18 @@ impl Scenario {
                         return err(p("rtt.hi"), "need 0 < lo ≤ hi");
                     }
                 }
+                if let Some(gap) = self.poisson_min_gap(w) {
+                    if gap < MIN_POISSON_GAP_PS {
+                        let most = load * gap / MIN_POISSON_GAP_PS;
+                        return err(
+                            p("load"),
+                            format!(
+                                "{load} gives a mean gap between flow arrivals of {gap:.3}ps; the mean gap must be ≥ 1ns \
+                                 (arrivals are rounded to whole picoseconds), so load must be in (0, {most:.3e}] here"
+                            ),
+                        );
+                    }
+                }
                 if *connections == Connections::Persistent {
                     if rtt.is_some() {
                         return err(
@@ -714,11 +787,20 @@ impl Scenario {
                 if src == dst {
                     return err(p("dst"), "must differ from src");
                 }
-                if *interval == Time::ZERO {
-                    return err(p("interval"), "must be > 0");
-                }
                 if sz.0 < 40 || sz.0 > self.mtu.0 {
                     return err(p("size"), format!("must be in [40B, mtu = {}]", self.mtu));
+                }
+                // Probes sent faster than one probe's serialization on either host link (the echo returns
+                // on the other) would queue there without bound.
+                let slowest = self.host_rate(*src).min(self.host_rate(*dst));
+                let least = slowest.tx_time(*sz);
+                if *interval < least || *interval > MAX_DURATION {
+                    return err(
+                        p("interval"),
+                        format!(
+                            "must be in [{least}, {MAX_DURATION}] (a {sz} probe's transmission time at {slowest}), got {interval}"
+                        ),
+                    );
                 }
             }
         }

@@ -81,7 +81,8 @@ fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnySc
 
 /// Per-queue quanta: `quantum × weight`.
 fn quanta(quantum: Bytes, weights: &Option<Vec<u64>>, n: usize) -> Vec<u64> {
-    weights.clone().unwrap_or_else(|| vec![1; n]).iter().map(|w| w * quantum.0).collect()
+    // Validation bounds weights (2²⁰) and the quantum (2³² B): the product and the markers' sums fit u64.
+    weights.clone().unwrap_or_else(|| vec![1; n]).iter().map(|w| w.saturating_mul(quantum.0)).collect()
 }
 
 fn make_scheduler(s: &SchedulerConfig, n: usize) -> AnyScheduler {
@@ -244,7 +245,7 @@ impl Sim {
             receiver_events_leave_senders,
             on_links: 0,
             any_extra_delay: false,
-            flows: Vec::new(),
+            flows: reserve_flows(sc)?,
             tcp: std::sync::Arc::new(sc.transport),
             workloads: sc
                 .workloads
@@ -306,6 +307,34 @@ impl Sim {
     }
 }
 
+/// The flow table with room for every flow the workloads open by count (flows, incast senders, queries): a
+/// machine short of memory for them is an error here, not an abort mid-run.
+fn reserve_flows(sc: &Scenario) -> Result<Vec<super::Flow>, Error> {
+    use crate::scenario::Workload;
+    let (mut n, mut at) = (0usize, String::from("limits.max_memory"));
+    for (i, w) in sc.workloads.iter().enumerate() {
+        let (k, field) = match w {
+            Workload::Flows { src, .. } => (src.0.len(), "src"),
+            Workload::Incast { senders, .. } => (senders.0.len(), "senders"),
+            Workload::Query { count, .. } => (*count as usize, "count"),
+            _ => continue,
+        };
+        n = n.saturating_add(k);
+        at = format!("workloads.{i}.{field}");
+    }
+    let mut flows = Vec::new();
+    flows.try_reserve_exact(n).map_err(|_| {
+        Error::config(
+            at,
+            format!(
+                "cannot allocate {n} flow records ({}): out of memory; lower limits.max_memory or the flow count",
+                crate::scenario::budget_human(n as u64 * std::mem::size_of::<super::Flow>() as u64)
+            ),
+        )
+    })?;
+    Ok(flows)
+}
+
 /// PFC ingress state for every link into a switch, with its XOFF + headroom bound.
 fn pfc_state(c: &PfcConfig, net: &Network, sc: &Scenario) -> Pfc {
     // RTT variation delays a flow's packets after its NIC (DESIGN "RTT variation"): what is in that delay
@@ -324,10 +353,13 @@ fn pfc_state(c: &PfcConfig, net: &Network, sc: &Scenario) -> Pfc {
         .iter()
         .map(|p| {
             let upstream_backlog = match p.from {
-                Node::Host(_) => Bytes(sc.transport.nic_limit.0 + sc.mtu.0 + p.rate.bytes_in(longest_rtt).0),
+                Node::Host(_) => Bytes(
+                    sc.transport.nic_limit.0.saturating_add(sc.mtu.0).saturating_add(p.rate.bytes_in(longest_rtt).0),
+                ),
                 Node::Switch(_) => Bytes::ZERO,
             };
-            c.xoff.0 + c.headroom_for(p.rate, p.delay, sc.mtu, upstream_backlog).0
+            // Saturating: a bound past 2⁶⁴ B is never reached, and must not wrap into a tiny one.
+            c.xoff.0.saturating_add(c.headroom_for(p.rate, p.delay, sc.mtu, upstream_backlog).0)
         })
         .collect();
     Pfc {

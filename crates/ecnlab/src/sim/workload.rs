@@ -228,14 +228,14 @@ impl Sim {
                 }
             }
             WorkloadState::Query(q) => {
-                let spec: Vec<(u32, u64)> = (0..q.count)
-                    .map(|i| {
-                        let span = q.size_max - q.size_min + 1;
-                        (q.senders[i as usize % q.senders.len()], q.size_min + q.rng.below(span))
-                    })
-                    .collect();
-                let (r, c) = (q.receiver, q.class);
-                for (src, size) in spec {
+                // Flow by flow, without a list of all `count` of them first: the workload's draws come in the
+                // same order, and the only memory that grows is the flows' own (which validation bounded).
+                let count = q.count;
+                for i in 0..count {
+                    let WorkloadState::Query(q) = &mut self.workloads[idx as usize] else { return };
+                    let span = q.size_max - q.size_min + 1;
+                    let (src, size) = (q.senders[i as usize % q.senders.len()], q.size_min + q.rng.below(span));
+                    let (r, c) = (q.receiver, q.class);
                     let f = self.open_flow(idx, src, r, c, Some(size), None, None, None);
                     if let WorkloadState::Query(q) = &mut self.workloads[idx as usize] {
                         q.flows.push(f);

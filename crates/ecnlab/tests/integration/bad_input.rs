@@ -202,7 +202,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
         ("workloads.2.block=0KB", "workloads.2.block", "> 0"),
         ("workloads.3.dst=4", "workloads.3.dst", "differ"),
         ("workloads.3.count=0", "workloads.3.count", "≥ 1"),
-        ("workloads.4.interval=0us", "workloads.4.interval", "> 0"),
+        ("workloads.4.interval=0us", "workloads.4.interval", "[51.2ns, 1000000s]"),
         ("workloads.4.size=39B", "workloads.4.size", "[40B"),
         ("workloads.4.src=6", "workloads.4.src", "hosts are 0..5"),
         (
@@ -291,6 +291,134 @@ fn a_run_over_its_event_budget_stops_with_a_run_error() {
     let sc = check(&["limits.max_events=1000"]).expect("valid");
     let e = ecnlab::run(&sc).err().expect("budget exhausted");
     assert!(matches!(&e, Error::Run(m) if m.contains("limits.max_events")), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Resource bounds: what would exhaust memory, wrap a counter or never advance time is refused at validation.
+
+/// A config error at exactly `path` whose message holds every fragment, within a few seconds.
+fn refused(sets: &[&str], path: &str, fragments: &[&str]) {
+    let t = std::time::Instant::now();
+    let r = check(sets);
+    assert!(t.elapsed() < Duration::from_secs(5), "{sets:?} took {:?}", t.elapsed());
+    match &r {
+        Err(Error::Config { path: p, msg }) if p == path && fragments.iter().all(|f| msg.contains(f)) => {}
+        other => panic!("{sets:?}: want an error at `{path}` saying {fragments:?}, got {}", describe(other)),
+    }
+}
+
+const QUERY: &str = "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = ";
+
+#[test]
+fn a_query_of_i32_max_flows_is_refused_at_validation_naming_its_count_and_the_memory_limit() {
+    // It aborted the process on an allocation of 32 GiB (rc 134; from Python, the interpreter died).
+    refused(&[&format!("{QUERY}2147483647 }}")], "workloads.4.count", &["2.2TB of query records", "limits.max_memory"]);
+}
+
+#[test]
+fn a_query_of_a_billion_flows_is_refused_under_the_default_limit_and_a_smaller_one_under_a_lower_limit() {
+    // It grew past 17 GB before failing.
+    refused(&[&format!("{QUERY}1000000000 }}")], "workloads.4.count", &["1.0TB of query records", "half of"]);
+    refused(
+        &[&format!("{QUERY}1000000 }}"), "limits.max_memory=100MB"],
+        "workloads.4.count",
+        &["about 1.0GB of query records", "limits.max_memory is 100.0MB"],
+    );
+    assert!(check(&[&format!("{QUERY}1000 }}"), "limits.max_memory=100MB"]).is_ok());
+    refused(&["limits.max_memory=1KB"], "limits.max_memory", &["≥ 1MB"]);
+}
+
+#[test]
+fn the_memory_limit_stays_out_of_the_resolved_config_unless_given() {
+    let sc = check(&[]).expect("valid");
+    assert!(!sc.to_toml().contains("max_memory"), "the default depends on the machine: never written");
+    let sc = check(&["limits.max_memory=4GB"]).expect("valid");
+    assert!(sc.to_toml().contains("max_memory = \"4000000000B\""), "{}", sc.to_toml());
+    let items = sc.memory_items();
+    assert!(items.iter().any(|i| i.path == "topology") && items.iter().any(|i| i.path == "observe.sample_interval"));
+}
+
+#[test]
+fn a_probe_faster_than_its_link_is_refused_with_the_allowed_range() {
+    // A 64 B probe every picosecond grew without bound in the host's queue.
+    refused(&["workloads.4.interval=1ps"], "workloads.4.interval", &["[51.2ns, 1000000s]", "10Gbps"]);
+    refused(&["workloads.4.interval=51.1ns"], "workloads.4.interval", &["[51.2ns"]);
+    assert!(check(&["workloads.4.interval=51.2ns", "duration=100us", "observe.warmup=0s"]).is_ok());
+}
+
+#[test]
+fn an_application_rate_above_the_host_link_is_refused() {
+    refused(&["workloads.1.rate=26Gbps"], "workloads.1.rate", &["(0, 25Gbps]", "h5's link"]);
+    assert!(check(&["workloads.1.rate=25Gbps"]).is_ok());
+}
+
+#[test]
+fn a_host_set_string_that_expands_to_billions_is_refused_while_parsing() {
+    // 160 KB of "1-99999," expanded to 2·10⁹ entries (8 GB) during `validate`.
+    let huge = format!("workloads.0.src=\"{}\"", vec!["1-99999"; 20_000].join(","));
+    refused(&[&huge], "workloads.0.src", &["more than 1048576"]);
+}
+
+#[test]
+fn poisson_arrivals_closer_than_a_nanosecond_are_refused_instead_of_piling_up_at_the_start() {
+    let dir = std::env::temp_dir().join(format!("ecnlab-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cdf = dir.join("one_byte.csv");
+    std::fs::write(&cdf, "size_bytes,cumulative_probability\n1,0\n1,1\n").unwrap();
+    let poisson = |load: &str| {
+        format!(
+            "workloads.4={{ kind = \"poisson\", hosts = \"1-2\", load = {load}, flows = 1000, cdf = [\"{}\"] }}",
+            cdf.display()
+        )
+    };
+    // 1 B flows at load 10 over two 10 Gb/s links: a mean gap of 40 ps. With the CDF's 1 B scaled down further
+    // (a gap of 0.013 ps over 64 hosts at 1 Tb/s) every gap rounded to 0 ps and all flows opened at the start.
+    refused(
+        &[&poisson("10")],
+        "workloads.4.load",
+        &["gap between flow arrivals of 40.000ps", "≥ 1ns", "(0, 4.000e-1]"],
+    );
+    assert!(check(&[&poisson("0.4")]).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn weights_and_byte_sizes_past_their_ranges_are_refused_and_the_largest_allowed_do_not_wrap() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("switch.scheduler={ kind = \"dwrr\", weights = [1, 1048577] }", "switch.scheduler.weights.1", "[1, 1048576]"),
+        (
+            "switch.scheduler={ kind = \"wfq\", weights = [9223372036854775807, 1] }",
+            "switch.scheduler.weights.0",
+            "[1, 1048576]",
+        ),
+        ("switch.scheduler={ kind = \"wrr\", quantum = \"5GiB\" }", "switch.scheduler.quantum", "4GiB"),
+        ("transport.nic_limit=18446744073709551000B", "transport.nic_limit", "at most 1 TiB"),
+        ("switch.pfc={ xoff = \"18446744073709551000B\" }", "switch.pfc.xoff", "1 TiB"),
+        ("switch.pfc={ xoff = \"20KB\", headroom = \"2000GB\" }", "switch.pfc.headroom", "1 TiB"),
+        ("switch.buffer=2000GB", "switch.buffer", "1 TiB"),
+        ("switch.queue_limits=[\"2000GB\"]", "switch.queue_limits.0", "1 TiB"),
+        ("switch.pool={ size = \"2000GB\" }", "switch.pool.size", "1 TiB"),
+    ];
+    for &(set, path, msg) in cases {
+        refused(&[set], path, &[msg]);
+    }
+    // The largest weights at the largest quantum under PMSB (which sums them) and MQ-ECN: a complete run (the
+    // test profile checks overflow), and PFC at the largest XOFF with the largest NIC limit raises no false error.
+    let big = "switch.scheduler={ kind = \"dwrr\", quantum = \"4GiB\", weights = [1048576, 1048576] }";
+    for marker in ["{ kind = \"pmsb\", threshold = \"20pkt\" }", "{ kind = \"mqecn\", threshold = \"20pkt\" }"] {
+        let sc = check(&[big, &format!("switch.marker={marker}"), "ports=[]", "duration=2ms"]).expect("valid");
+        ecnlab::run(&sc).expect("runs");
+    }
+    let pfc = [
+        "switch.pfc={ xoff = \"1099511627776B\" }",
+        "switch.queues=1",
+        "switch.buffer=1099511627776B",
+        "transport.nic_limit=1099511627776B",
+        "ports=[]",
+        "duration=2ms",
+    ];
+    let sc = check(&pfc).expect("valid");
+    ecnlab::run(&sc).expect("no false PFC error");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -437,13 +565,37 @@ fn bad_value(rng: &mut SplitMix) -> Value {
 fn bad_unit(rng: &mut SplitMix, text: &str) -> Value {
     let idx = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (num, unit) = text.split_at(idx);
-    let nums = ["0", "0.000000001", "1", "18446744073709551615", "99999999999999", "1e3", "-1", ".", "", "1..2"];
+    let nums = [
+        "0",
+        "0.000000001",
+        "1",
+        "18446744073709551615",
+        "9223372036854775808",
+        "4294967295",
+        "99999999999999",
+        "1e3",
+        "-1",
+        ".",
+        "",
+        "1..2",
+    ];
     let units = ["ps", "s", "B", "GiB", "bps", "Tbps", "pkt", "", "furlongs", "µs", "Gbps "];
     Value::String(if rng.below(2) == 0 {
         format!("{}{unit}", rng.pick(&nums))
     } else {
         format!("{num}{}", rng.pick(&units))
     })
+}
+
+/// `200us` → the same unit with the number scaled by orders of magnitude (×10⁶, ×10⁻⁶, ×10¹²): sizes, rates,
+/// times and counts far from the base, most still valid, where memory or time could run away.
+fn scaled_unit(rng: &mut SplitMix, text: &str) -> Value {
+    let idx = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (num, unit) = text.split_at(idx);
+    let x: f64 = num.parse().unwrap_or(1.0) * rng.pick(&[1e6, 1e-6, 1e12, 1e3]);
+    // Decimal text, not exponent notation: units parse plain decimals.
+    let digits = if x >= 1.0 { format!("{x:.0}") } else { format!("{x:.12}").trim_end_matches('0').to_string() };
+    Value::String(format!("{digits}{unit}"))
 }
 
 /// A host index or set that is out of range, empty, reversed or of the wrong type (the base has hosts 0..5).
@@ -614,6 +766,17 @@ const EXTREMES: &[&str] = &[
     "seed=9223372036854775807",
     "limits.max_events=1",
     "limits.max_events=100",
+    "limits.max_memory=1MB",
+    "limits.max_memory=10MB",
+    "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = 4294967295 }",
+    "workloads.4={ kind = \"query\", senders = \"1-3\", receiver = 0, at = \"1ms\", count = 2000 }",
+    "workloads.4={ kind = \"poisson\", hosts = \"1-3\", load = 0.5, cdf = [\"cache\"] }",
+    "workloads.4={ kind = \"poisson\", hosts = \"1-3\", dst = 0, load = 10, flows = 2000, cdf = [\"websearch\"] }",
+    "switch.scheduler={ kind = \"dwrr\", quantum = \"4GiB\", weights = [1048576, 1048576] }",
+    "switch.marker={ kind = \"pmsb\", threshold = \"20pkt\" }",
+    "switch.pfc={ xoff = \"1099511627776B\", headroom = \"1099511627776B\" }",
+    "transport.nic_limit=1099511627776B",
+    "workloads.0.src=\"1-5,1-5,1-5,1-5\"",
 ];
 
 /// Applies one random mutation to the document.
@@ -628,7 +791,28 @@ fn mutate(rng: &mut SplitMix, doc: &mut Value) {
         (!fit.is_empty()).then(|| fit[rng.below(fit.len())].clone())
     };
     let any = all[rng.below(all.len())].clone();
-    match rng.below(11) {
+    match rng.below(12) {
+        11 => {
+            // Orders of magnitude: a number, or the number of a quantity with a unit.
+            let p = choose(
+                rng,
+                &|_, v| v.is_integer() || v.as_str().is_some_and(|s| s.starts_with(|c: char| c.is_ascii_digit())),
+                doc,
+            )
+            .unwrap_or(any);
+            let v = node(doc, &p).expect("path exists");
+            *v = match &*v {
+                Value::Integer(i) => Value::Integer(*rng.pick(&[
+                    i.saturating_mul(1_000_000),
+                    *i / 1_000_000,
+                    i.saturating_mul(1_000_000_000_000),
+                    u32::MAX as i64 + 1,
+                    i64::MAX,
+                ])),
+                Value::String(t) => scaled_unit(rng, t),
+                other => other.clone(),
+            }
+        }
         8..=10 => {
             // A path the document no longer has is an error of the override, not a mutant: skip it.
             let set = *rng.pick(EXTREMES);
@@ -785,12 +969,26 @@ fn run_all(texts: Arc<Vec<String>>) -> Vec<Outcome> {
     out.into_iter().map(|o| o.expect("every mutant reported")).collect()
 }
 
+/// This process's peak resident memory (VmHWM in /proc/self/status), where readable.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>();
+    kb.ok().map(|k| k * 1024)
+}
+
 #[test]
 fn thousands_of_mutated_scenarios_give_an_error_or_a_complete_run_never_a_panic_or_a_hang() {
-    let base: Value = toml::from_str(BASE).expect("base parses");
-    assert!(matches!(outcome(BASE), Outcome::Ran), "the base scenario runs: {:?}", outcome(BASE));
+    let mut base: Value = toml::from_str(BASE).expect("base parses");
+    // The mutants' own memory limit: what a mutant is refused for is the estimate, not this machine's size.
+    ecnlab::scenario::apply_set(&mut base, "limits.max_memory=\"256MB\"").expect("limits is a table");
+    let base_text = toml::to_string(&base).expect("serializes");
+    assert!(matches!(outcome(&base_text), Outcome::Ran), "the base scenario runs: {:?}", outcome(&base_text));
     let texts: Arc<Vec<String>> = Arc::new((0..MUTANTS).map(|i| mutant(&base, i)).collect());
     let outcomes = run_all(texts.clone());
+    // Memory stays bounded too: validation refuses what would not fit the mutants' `limits.max_memory` (or the
+    // default), and the peak resident memory of this process over all mutants stays far below the machine's.
+    let peak = peak_resident_bytes();
+    assert!(peak.is_none_or(|b| b < 2_000_000_000), "peak resident memory {peak:?} B");
 
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut broken = vec![];
