@@ -558,7 +558,7 @@ fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM while simulating: the handler only sets the run's `Cancel` token (an atomic store,
-/// safe in a handler); the run loop sees it within ~1 ms and returns `Error::Interrupted`, which `main` reports as
+/// safe in a handler); the run loop sees it within a few ms and returns `Error::Interrupted`, which `main` reports as
 /// one line and exit code 128 + signal. Nothing is written after that (the run directory only follows a complete
 /// run). A second signal ends the process at once, for the case where the first is not being noticed.
 mod interrupt {

@@ -65,7 +65,7 @@ fn load(source: &str, kind: &str, sets: &[String]) -> Result<Scenario, Error> {
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// How long a call waits for its run between looks at Python's signals: Ctrl-C is answered within about this
-/// plus the run's own reaction (2^16 events, ~1 ms).
+/// plus the run's own reaction (2^16 events, a few ms).
 const SLICE: Duration = Duration::from_millis(50);
 
 /// Runs `work` on a worker thread with the GIL released, and raises KeyboardInterrupt soon after Ctrl-C.

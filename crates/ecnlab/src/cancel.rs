@@ -19,7 +19,7 @@ impl Cancel {
         self.0.store(true, Ordering::Relaxed);
     }
 
-    /// Relaxed is enough: the flag orders nothing else, and a run notices it at its next check (within ~1 ms).
+    /// Relaxed is enough: the flag orders nothing else, and a run notices it at its next check (within a few ms).
     #[inline]
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)

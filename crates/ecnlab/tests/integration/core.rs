@@ -142,7 +142,7 @@ fn a_cancelled_token_stops_a_run_soon_with_interrupted() {
     let opts = ecnlab::RunOptions::default();
     opts.cancel.cancel();
     assert!(matches!(ecnlab::run_with(&sc, &opts), Err(ecnlab::Error::Interrupted)));
-    // Cancelled from another thread mid-run (100 simulated seconds would take minutes): stops within ~1 ms of
+    // Cancelled from another thread mid-run (100 simulated seconds would take minutes): stops within a few ms of
     // the request; 2 s bounds a loaded machine.
     let opts = ecnlab::RunOptions::default();
     let cancel = opts.cancel.clone();
