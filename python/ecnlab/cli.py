@@ -101,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     except EcnlabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # As ecnlab-sim: one line and 130, not a traceback (the run directory is written only after a full run).
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

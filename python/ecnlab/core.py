@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import numbers
+import operator
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -42,20 +44,65 @@ def toml_literal(v: Any) -> str:
     raise ConfigError(f"cannot express {v!r} ({type(v).__name__}) as a TOML value", None)
 
 
+#: The largest seed: the resolved scenario (config.toml) must replay the run, and TOML integers are signed 64-bit.
+SEED_MAX = 2**63 - 1
+
+
+def seed_value(seed: Any) -> int:
+    """`seed` as an int, or ConfigError naming `seed`: int() would truncate 1.5 and accept True and "7"."""
+    if isinstance(seed, float) and seed.is_integer():
+        seed = int(seed)  # 3.0 (a float grid, a JSON value) is the seed 3
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ConfigError(f"seed must be an integer in [0, 2^63 - 1], got {seed!r} ({type(seed).__name__})", "seed")
+    seed = operator.index(seed)
+    if not 0 <= seed <= SEED_MAX:
+        raise ConfigError(f"seed must be an integer in [0, 2^63 - 1], got {seed}", "seed")
+    return seed
+
+
 def set_args(set: Mapping[str, Any] | None = None, seed: int | None = None) -> list[str]:
     """`{path: value}` (and a seed) as the CLI's `--set path=value` strings; a str value is passed as written."""
+    if set is not None and not isinstance(set, Mapping):
+        raise ConfigError(f"set= takes a mapping {{field path: value}} such as {{'duration': '50ms'}}, "
+                          f"got {type(set).__name__}", "set")
     out = []
     for k, v in (set or {}).items():
-        out.append(f"{k}={v if isinstance(v, str) else toml_literal(v)}")
+        if not isinstance(k, str):
+            raise ConfigError(f"set= keys are field paths (str) such as 'topology.rate', got {k!r}", "set")
+        try:
+            out.append(f"{k}={v if isinstance(v, str) else toml_literal(v)}")
+        except ConfigError as e:
+            raise ConfigError(str(e), k) from None
     if seed is not None:
-        out.append(f"seed={int(seed)}")
+        out.append(f"seed={seed_value(seed)}")
     return out
+
+
+def _check_document(v: Any, path: list[str]) -> None:
+    """Raises ConfigError naming the field of a dict scenario's value that JSON (the way to the native loader)
+    cannot carry: json.dumps would fail with no field, or write NaN, which the loader rejects as a parse error."""
+    field = ".".join(path) or "scenario"
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"scenario keys are field names (str), got {k!r}", field)
+            _check_document(x, path + [k])
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _check_document(x, path + [str(i)])
+    elif v is None:
+        raise ConfigError("None is not a value: leave the field out for its default", field)
+    elif isinstance(v, float) and not math.isfinite(v):
+        raise ConfigError(f"{v} is not a value a scenario takes", field)
+    elif not isinstance(v, (str, bool, int, float)):
+        raise ConfigError(f"cannot express {v!r} ({type(v).__name__}) as a scenario value", field)
 
 
 def scenario_source(scenario: Any, portable: bool = False) -> tuple[str, str]:
     """(source, kind) for the native loader. `portable` reads files here so another machine needs none."""
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json"
+        _check_document(scenario, [])
+        return json.dumps(scenario, allow_nan=False), "json"
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and os.path.isfile(scenario)):
         path = os.fspath(scenario)
         if not os.path.isfile(path):

@@ -82,7 +82,7 @@ def grid_points(grid: Mapping[str, Iterable[Any]]) -> list[dict]:
 
 
 def _local(tasks: list[tuple], jobs: int, threads: bool, done: Callable[[int, dict], None]) -> None:
-    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 
     if jobs == 1:
         for i, t in enumerate(tasks):
@@ -92,10 +92,57 @@ def _local(tasks: list[tuple], jobs: int, threads: bool, done: Callable[[int, di
     # simulation releases the GIL.
     pool = ThreadPoolExecutor(max_workers=jobs) if threads else ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-    with pool as ex:
-        futures = {ex.submit(run_point, *t): i for i, t in enumerate(tasks)}
-        for f in as_completed(futures):
-            done(futures[f], f.result())
+    futures: dict = {}
+    try:
+        for i, t in enumerate(tasks):
+            futures[pool.submit(run_point, *t)] = i
+        pending = set(futures)
+        while pending:
+            # In slices, not one blocking wait: a signal may be delivered to any thread (a worker's), and Python
+            # runs its handler (KeyboardInterrupt) only when the main thread next executes bytecode, never while
+            # it is blocked on a lock.
+            finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for f in finished:
+                done(futures[f], f.result())
+    except BaseException as e:
+        # Ctrl-C (or a failed point): `with pool` would wait for every running point to finish. Instead nothing
+        # pending starts, and the running points stop: worker processes are terminated; threads' runs are
+        # cancelled natively (signals reach only the main thread), on Ctrl-C only, since `cancel_all` stops every
+        # run in this process, another sweep's too.
+        if not threads:
+            _stop_processes(pool)  # first: shutdown forgets the pool's processes
+        pool.shutdown(wait=False, cancel_futures=True)
+        if threads and isinstance(e, KeyboardInterrupt):
+            _stop_threads(futures)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_threads(futures: Iterable[Any]) -> None:
+    """Cancels the native runs of a thread pool's running points and waits (briefly) for their threads."""
+    from concurrent.futures import wait
+
+    running = [f for f in futures if not f.done()]
+    # A point whose thread took it just before the pool's shutdown may enter the simulator after the first
+    # cancel_all (which stops only runs in progress): cancel again until all have ended, for up to 5 s.
+    for _ in range(50):
+        _native.cancel_all()
+        running = list(wait(running, timeout=0.1).not_done)
+        if not running:
+            return
+
+
+def _stop_processes(pool: Any) -> None:
+    """Ends a process pool's workers now, mid-point (their results are no longer wanted). Otherwise the
+    interpreter's exit would wait for them (concurrent.futures joins its pools at exit), and they would go on
+    simulating as orphans."""
+    # Python 3.14 has a public method; before it, the pool's own table of worker processes.
+    if hasattr(pool, "terminate_workers"):
+        pool.terminate_workers()
+        return
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        if p.is_alive():
+            p.terminate()
 
 
 def _ray(tasks: list[tuple], jobs: int | None, address: str | None, done: Callable[[int, dict], None]) -> None:
@@ -111,14 +158,24 @@ def _ray(tasks: list[tuple], jobs: int | None, address: str | None, done: Callab
     remote = ray.remote(num_cpus=1)(run_point)
     refs = {remote.remote(*t): i for i, t in enumerate(tasks)}
     pending = list(refs)
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        for r in ready:
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for r in ready:
+                try:
+                    done(refs[r], ray.get(r))
+                except ray.exceptions.RayTaskError as e:
+                    cause = e.cause if isinstance(getattr(e, "cause", None), Exception) else None
+                    raise (cause or RunError(str(e))) from None
+    except BaseException:
+        # Ctrl-C or a failed point: the outstanding tasks would otherwise run on in the cluster. force=True kills
+        # the workers running them (a running native simulation never returns to Ray to see a gentle cancel).
+        for r in pending:
             try:
-                done(refs[r], ray.get(r))
-            except ray.exceptions.RayTaskError as e:
-                cause = e.cause if isinstance(getattr(e, "cause", None), Exception) else None
-                raise (cause or RunError(str(e))) from None
+                ray.cancel(r, force=True)
+            except Exception:  # already finished, or the cluster went away: nothing left to stop
+                pass
+        raise
 
 
 def sweep(base: Any, grid: Mapping[str, Iterable[Any]], *, set: Mapping[str, Any] | None = None,

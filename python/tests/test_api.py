@@ -125,6 +125,61 @@ def test_other_errors():
         ecnlab.run(42)
 
 
+def test_set_must_be_a_mapping():
+    # A list of "path=value" strings (the CLI's form) used to fail with a bare AttributeError.
+    for bad in (["duration=50ms"], "duration=50ms", 5):
+        with pytest.raises(ecnlab.ConfigError) as e:
+            ecnlab.run("dctcp-8flows", set=bad)
+        assert e.value.field == "set", bad
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.resolve("dctcp-8flows", set={1: "x"})
+    assert e.value.field == "set"
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.resolve("dctcp-8flows", set={"observe.cwnd": object()})
+    assert e.value.field == "observe.cwnd"
+
+
+def _doc(**changes):
+    """The shipped scenario as a dict, with `changes` ({"topology.rate": v}) applied."""
+    doc = tomllib.loads(ecnlab.scenarios()["dctcp-8flows"])
+    for path, v in changes.items():
+        *parents, last = path.split("__")
+        cur = doc
+        for k in parents:
+            cur = cur[int(k)] if isinstance(cur, list) else cur[k]
+        cur[last] = v
+    return doc
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"topology__rate": "0Gbps"}, "topology.rate"),
+    ({"topology__rate": 10}, "topology.rate"),
+    # Values JSON or TOML cannot carry lost their field before (`scenario`): None, NaN, 2^63, other objects.
+    ({"topology__rate": None}, "topology.rate"),
+    ({"observe__ports": None}, "observe.ports"),
+    ({"duration": float("nan")}, "duration"),
+    ({"topology__hosts": 2**63}, "topology.hosts"),
+    ({"workloads__0__dst": {1, 2}}, "workloads.0.dst"),
+    ({"workloads__0__dst": 99}, "workloads.0.dst"),
+    ({"switch__marker": {"kind": "threshold", "threshold": -5}}, "switch.marker.threshold"),
+])
+def test_dict_scenarios_name_the_field(changes, field):
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.resolve(_doc(**changes))
+    assert e.value.field == field, str(e.value)
+    assert f"`{field}`" in str(e.value) or e.value.field == field
+
+
+def test_seed_must_be_a_non_negative_integer():
+    for bad in (1.5, True, "7", -1, 2**63, float("inf"), None.__class__):
+        with pytest.raises(ecnlab.ConfigError) as e:
+            ecnlab.resolve("dctcp-8flows", seed=bad)
+        assert e.value.field == "seed", bad
+    # Integral values of any integer-like type are the seed they equal, up to TOML's 2^63 - 1.
+    for ok, want in ((3.0, 3), (0, 0), (2**63 - 1, 2**63 - 1)):
+        assert tomllib.loads(ecnlab.resolve("dctcp-8flows", seed=ok))["seed"] == want
+
+
 def test_thresholds_match_the_papers_rules():
     t = ecnlab.thresholds("10Gbps", "85.2us")
     row = t.filter(pl.col("rule").str.starts_with("ECN* lower bound")).row(0, named=True)

@@ -37,7 +37,8 @@ USAGE:
   ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
 
 SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
-Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input.";
+Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input, 130 interrupted (Ctrl-C; 143 on
+SIGTERM): `run` then writes no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
 
 struct Args {
     rest: Vec<String>,
@@ -100,6 +101,7 @@ fn names() -> Vec<&'static str> {
 }
 
 fn cmd_run(mut a: Args) -> Result<(), Error> {
+    interrupt::install();
     let out = a.value("--out")?.ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
     let seed = a.value("--seed")?;
     let mut sets = a.values("--set")?;
@@ -112,7 +114,8 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
     // The output location is checked, and its staging directory made, before the simulation: a bad `--out`
     // costs no run, and a failed or interrupted run removes what it staged.
     let staged = ecnlab::outdir::Staged::new(Path::new(&out))?;
-    let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
+    let report = ecnlab::run_with(&sc, &interrupt::run_options())?;
+    interrupt::token().check()?; // a signal after the last check: still no directory
     report.write_staged(staged)?;
     let s = &report.summary;
     eprintln!(
@@ -215,12 +218,13 @@ fn use_huge_pages(cmd: &str) -> Result<(), Error> {
 }
 
 fn cmd_bench(mut a: Args) -> Result<(), Error> {
+    interrupt::install();
     let json = a.flag("--json");
     let spec = a.value("--scenario")?.unwrap_or_else(|| "dctcp-8flows".into());
     let sets = a.values("--set")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
-    let report = ecnlab::run_with_progress(&sc, std::io::IsTerminal::is_terminal(&std::io::stderr()))?;
+    let report = ecnlab::run_with(&sc, &interrupt::run_options())?;
     let s = &report.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
     // The bottleneck: the port in the summary (a switch's, or a host's like a switch's) that sent the most
@@ -273,6 +277,7 @@ fn build_kind() -> &'static str {
 }
 
 fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
+    interrupt::install();
     use ecnlab::experiment::{self, Options, ScaleKind};
     let quick = a.flag("--quick");
     let paper = a.flag("--paper");
@@ -311,7 +316,8 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     let mut failed = vec![];
     for i in ids {
         let dir = dir_of(i);
-        let opts = Options { scale, jobs, out: dir.clone(), progress: true };
+        interrupt::token().check()?; // `all`: no next experiment after Ctrl-C
+        let opts = Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token() };
         let o = experiment::reproduce(i, &opts)?;
         let passed = o.checks.iter().filter(|c| c.pass).count();
         eprintln!(
@@ -573,6 +579,67 @@ fn args() -> Result<Vec<String>, Error> {
         .collect()
 }
 
+/// Ctrl-C (SIGINT) and SIGTERM while simulating: the handler only sets the run's `Cancel` token (an atomic store,
+/// safe in a handler); the run loop sees it within a few ms and returns `Error::Interrupted`, which `main` reports as
+/// one line and exit code 128 + signal. Nothing is written after that (the run directory only follows a complete
+/// run). A second signal ends the process at once, for the case where the first is not being noticed.
+mod interrupt {
+    use std::os::raw::c_int;
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::OnceLock;
+
+    static TOKEN: OnceLock<ecnlab::Cancel> = OnceLock::new();
+    /// The first signal received, for the exit code.
+    static SIGNAL: AtomicI32 = AtomicI32::new(0);
+    const SIGINT: c_int = 2; // the same numbers on Linux and the BSDs/macOS
+    const SIGTERM: c_int = 15;
+
+    /// The process's token: cancelled by the handlers once `install` has run, never otherwise.
+    pub fn token() -> ecnlab::Cancel {
+        TOKEN.get_or_init(ecnlab::Cancel::new).clone()
+    }
+
+    pub fn run_options() -> ecnlab::RunOptions {
+        ecnlab::RunOptions { progress: std::io::IsTerminal::is_terminal(&std::io::stderr()), cancel: token() }
+    }
+
+    /// The exit code for an interrupted run: 130 after Ctrl-C, as shells report a process the signal ended.
+    pub fn exit_code() -> u8 {
+        128 + SIGNAL.load(Ordering::Relaxed).clamp(1, 127) as u8
+    }
+
+    #[cfg(unix)]
+    extern "C" {
+        // libc's, which std links anyway: no crate for two calls. glibc's `signal` keeps the handler installed
+        // and restarts interrupted system calls (BSD semantics).
+        fn signal(sig: c_int, handler: extern "C" fn(c_int)) -> usize;
+        fn _exit(code: c_int) -> !;
+    }
+
+    #[cfg(unix)]
+    extern "C" fn on_signal(sig: c_int) {
+        // Only async-signal-safe work: atomics (OnceLock::get is one load once set, and `install` sets it first).
+        if let Some(t) = TOKEN.get() {
+            if t.is_cancelled() {
+                unsafe { _exit(128 + SIGNAL.load(Ordering::Relaxed).clamp(1, 127)) }
+            }
+            let _ = SIGNAL.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
+            t.cancel();
+        }
+    }
+
+    /// Routes SIGINT and SIGTERM to the token: first thing in the commands that simulate (after `use_huge_pages`'
+    /// re-execution, which would reset the handlers); the others keep the default (the signal ends them).
+    pub fn install() {
+        token();
+        #[cfg(unix)]
+        unsafe {
+            signal(SIGINT, on_signal);
+            signal(SIGTERM, on_signal);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let mut argv = match args() {
         Ok(a) => a,
@@ -598,6 +665,13 @@ fn main() -> ExitCode {
     });
     match r {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Interrupted) => {
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprint!("\r\x1b[2K"); // clears an unfinished progress line
+            }
+            eprintln!("interrupted");
+            ExitCode::from(interrupt::exit_code())
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(match e {

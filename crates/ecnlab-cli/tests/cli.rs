@@ -558,3 +558,38 @@ fn arguments_and_scenario_files_that_are_not_text_exit_2() {
         assert!(stderr(&o).contains(&format!("`{}:{line}:", path_str(&f))), "{text}: {}", stderr(&o));
     }
 }
+
+/// Starts `ecnlab-sim ARGS` on a run far too long to finish, sends it `signal` after a second, and returns its
+/// output and how long it took to exit after the signal.
+fn interrupted(args: &[&str], signal: &str) -> (Output, std::time::Duration) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().expect("kill runs");
+    assert!(kill.success());
+    let o = child.wait_with_output().expect("the binary ends");
+    (o, sent.elapsed())
+}
+
+#[test]
+fn ctrl_c_stops_a_run_with_exit_130_one_line_and_no_directory() {
+    let dir = scratch("interrupted");
+    let out = dir.join("run");
+    // 100 simulated seconds: minutes of wall time, so the signal always arrives mid-run.
+    let (o, took) = interrupted(&["run", "dctcp-8flows", "--out", path_str(&out), "--set", "duration=100s"], "-INT");
+    assert_eq!(code(&o), 130, "stderr: {}", stderr(&o));
+    assert_eq!(stderr(&o), "interrupted\n");
+    assert!(took.as_secs_f64() < 2.0, "exited {took:?} after the signal");
+    assert!(!out.exists() && leftovers(&out).is_empty(), "left {}", out.display());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written beside it either");
+    // SIGTERM the same way, with its own code (128 + 15), here on `bench`.
+    let (o, _) = interrupted(&["bench", "--set", "duration=100s"], "-TERM");
+    assert_eq!(code(&o), 143, "stderr: {}", stderr(&o));
+    assert_eq!(stderr(&o), "interrupted\n");
+    assert!(stdout(&o).is_empty(), "no benchmark record: {}", stdout(&o));
+}

@@ -3,13 +3,20 @@
 use ecnlab::experiment::{self, Options, ScaleKind};
 use ecnlab::thresholds::{self, Inputs, Link, RttDist, RttSummary};
 use ecnlab::units::{Bytes, QueueLen, Rate, Time};
-use ecnlab::{builtin, Error, RunReport, Scenario};
+use ecnlab::{builtin, Cancel, Error, RunOptions, RunReport, Scenario};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-/// Raises the matching class of `ecnlab.errors`: ConfigError(message, field), RunError, else EcnlabError.
+/// Raises the matching class of `ecnlab.errors`: ConfigError(message, field), RunError, else EcnlabError; an
+/// interrupted run (`cancel_all`) as KeyboardInterrupt, what Ctrl-C raises.
 fn py_err(py: Python<'_>, e: Error) -> PyErr {
+    if let Error::Interrupted = e {
+        return PyKeyboardInterrupt::new_err("interrupted");
+    }
     let msg = e.to_string();
     let made = py.import("ecnlab.errors").and_then(|m| match &e {
         Error::Config { path, .. } => m.getattr("ConfigError")?.call1((msg, path.clone())),
@@ -41,7 +48,7 @@ fn load(source: &str, kind: &str, sets: &[String]) -> Result<Scenario, Error> {
         "json" => {
             let v: serde_json::Value =
                 serde_json::from_str(source).map_err(|e| Error::config("scenario", e.to_string()))?;
-            let doc = toml::Value::try_from(v).map_err(|e| Error::config("scenario", e.to_string()))?;
+            let doc = json_to_toml(v, &mut vec![])?;
             Scenario::from_toml(&toml::to_string(&doc).map_err(|e| Error::config("scenario", e.to_string()))?, sets)
         }
         _ => {
@@ -52,6 +59,110 @@ fn load(source: &str, kind: &str, sets: &[String]) -> Result<Scenario, Error> {
             ))
         }
     }
+}
+
+/// Bumped by `cancel_all`: a waiting call that started under an older value cancels its run.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// How long a call waits for its run between looks at Python's signals: Ctrl-C is answered within about this
+/// plus the run's own reaction (2^16 events, a few ms).
+const SLICE: Duration = Duration::from_millis(50);
+
+/// Runs `work` on a worker thread with the GIL released, and raises KeyboardInterrupt soon after Ctrl-C.
+/// Python runs signal handlers only when the main thread executes bytecode, which it does not while it sits in
+/// native code: so this thread waits in slices, and between them takes the GIL to run `check_signals` (the
+/// handlers: KeyboardInterrupt, or whatever the user installed) and to watch `cancel_all`'s epoch (the only way
+/// to reach runs on other threads, where signals never arrive). Either cancels the run's token; the worker then
+/// stops within milliseconds and is joined before the exception is returned, so no run outlives its call.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(Cancel) -> Result<T, Error> + Send) -> PyResult<T> {
+    let epoch = EPOCH.load(Ordering::SeqCst);
+    let cancel = Cancel::new();
+    let (result, raised) = std::thread::scope(|s| {
+        let token = cancel.clone();
+        let caller = std::thread::current();
+        let worker = s.spawn(move || {
+            // Wakes the waiting caller when the work ends, by return or by panic.
+            struct Wake(std::thread::Thread);
+            impl Drop for Wake {
+                fn drop(&mut self) {
+                    self.0.unpark();
+                }
+            }
+            let _wake = Wake(caller);
+            work(token)
+        });
+        let mut raised: Option<PyErr> = None;
+        loop {
+            // An unpark before the park makes it return at once: no lost wake-up.
+            py.allow_threads(|| std::thread::park_timeout(SLICE));
+            if worker.is_finished() {
+                break;
+            }
+            if raised.is_none() && !cancel.is_cancelled() {
+                if let Err(e) = py.check_signals() {
+                    raised = Some(e);
+                    cancel.cancel();
+                } else if EPOCH.load(Ordering::SeqCst) != epoch {
+                    cancel.cancel();
+                }
+            }
+        }
+        match py.allow_threads(|| worker.join()) {
+            Ok(r) => (r, raised),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    match raised {
+        // The handler's exception (KeyboardInterrupt), whatever the cut-short run returned.
+        Some(e) => Err(e),
+        None => result.map_err(|e| py_err(py, e)),
+    }
+}
+
+/// Cancels every run of this module in progress in this process (on any thread): each raises KeyboardInterrupt.
+/// Runs that start afterwards are unaffected. For `sweep(backend="threads")` on Ctrl-C.
+#[pyfunction]
+fn cancel_all() {
+    EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A JSON document (a Python dict) as TOML, naming the field of any value TOML cannot hold. `toml::Value::
+/// try_from` stops at the first such value (a None, an integer above 2^63 − 1) with a bare "unsupported unit type"
+/// and no path: the scenario's field paths (`topology.rate`) were lost before validation could name them.
+fn json_to_toml(v: serde_json::Value, path: &mut Vec<String>) -> Result<toml::Value, Error> {
+    use serde_json::Value as J;
+    let here = |path: &[String]| path.join(".");
+    Ok(match v {
+        J::Null => return Err(Error::config(here(path), "None is not a value: leave the field out for its default")),
+        J::Bool(b) => toml::Value::Boolean(b),
+        J::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => toml::Value::Integer(i),
+            (None, Some(_)) if n.is_u64() => {
+                return Err(Error::config(here(path), format!("{n} is out of range: TOML integers end at 2^63 − 1")))
+            }
+            (None, Some(x)) => toml::Value::Float(x),
+            (None, None) => return Err(Error::config(here(path), format!("{n}: not a number TOML can hold"))),
+        },
+        J::String(s) => toml::Value::String(s),
+        J::Array(a) => {
+            let mut out = Vec::with_capacity(a.len());
+            for (i, x) in a.into_iter().enumerate() {
+                path.push(i.to_string());
+                out.push(json_to_toml(x, path)?);
+                path.pop();
+            }
+            toml::Value::Array(out)
+        }
+        J::Object(o) => {
+            let mut out = toml::Table::new();
+            for (k, x) in o {
+                path.push(k.clone());
+                out.insert(k, json_to_toml(x, path)?);
+                path.pop();
+            }
+            toml::Value::Table(out)
+        }
+    })
 }
 
 /// A finished run, held in Rust; Python reads its tables as CSV text.
@@ -91,21 +202,22 @@ fn check_run_dir(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
     ecnlab::outdir::Staged::new(&dir).map(drop).map_err(|e| py_err(py, e))
 }
 
-/// Validates the scenario and builds (not runs) it; returns the resolved scenario as TOML.
+/// Validates the scenario and builds (not runs) it; returns the resolved scenario as TOML. Interruptible (a large
+/// topology takes a while to build), though a build cannot stop midway: Ctrl-C waits for it.
 #[pyfunction]
 fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<String> {
-    py.allow_threads(|| {
+    interruptible(py, |_| {
         let sc = load(&source, kind, &sets)?;
         ecnlab::Sim::new(&sc)?;
         Ok(sc.to_toml())
     })
-    .map_err(|e| py_err(py, e))
 }
 
-/// Runs one scenario with the GIL released.
+/// Runs one scenario on a worker thread with the GIL released; Ctrl-C (or `cancel_all`) stops it.
 #[pyfunction]
 fn run(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<Report> {
-    py.allow_threads(|| ecnlab::run(&load(&source, kind, &sets)?)).map(Report).map_err(|e| py_err(py, e))
+    interruptible(py, |cancel| ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { progress: false, cancel }))
+        .map(Report)
 }
 
 /// (name, TOML text) of every shipped scenario.
@@ -129,7 +241,8 @@ fn experiments(py: Python<'_>) -> PyResult<String> {
     Ok(serde_json::Value::Array(out).to_string())
 }
 
-/// Reproduces experiment `id` into `out` (table.csv, check.md, check.json) with the GIL released.
+/// Reproduces experiment `id` into `out` (table.csv, check.md, check.json) with the GIL released; Ctrl-C stops
+/// it, keeping the finished points in `out/runs/` (the next call resumes from them).
 #[pyfunction]
 fn reproduce(py: Python<'_>, id: String, scale: &str, jobs: usize, out: PathBuf, progress: bool) -> PyResult<String> {
     let scale = match scale {
@@ -138,8 +251,9 @@ fn reproduce(py: Python<'_>, id: String, scale: &str, jobs: usize, out: PathBuf,
         "paper" => ScaleKind::Paper,
         s => return Err(py_err(py, Error::config("scale", format!("`{s}`: one of quick, default, paper")))),
     };
-    let opts = Options { scale, jobs: jobs.max(1), out, progress };
-    let o = py.allow_threads(|| experiment::reproduce(&id, &opts)).map_err(|e| py_err(py, e))?;
+    let o = interruptible(py, |cancel| {
+        experiment::reproduce(&id, &Options { scale, jobs: jobs.max(1), out, progress, cancel })
+    })?;
     let v = serde_json::json!({
         "pass": o.pass(), "runs": o.runs, "runs_executed": o.runs_executed, "wall_time_s": o.wall_time_s,
     });
@@ -201,6 +315,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_run_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel_all, m)?)?;
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;

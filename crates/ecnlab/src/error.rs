@@ -10,6 +10,9 @@ pub enum Error {
     Run(String),
     #[error("i/o error: {0}")]
     Io(String),
+    /// A run (or a grid of runs) was stopped through its `cancel::Cancel` token (Ctrl-C) before it finished.
+    #[error("interrupted")]
+    Interrupted,
     /// An experiment ran but one or more of its checks failed.
     #[error("{0}")]
     CheckFailed(String),

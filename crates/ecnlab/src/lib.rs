@@ -25,6 +25,7 @@
 //! Everything is owned by one `Sim` in `Vec`s indexed by ids; events name components, never hold state.
 
 pub mod builtin;
+pub mod cancel;
 pub mod dist;
 pub mod engine;
 pub mod error;
@@ -42,6 +43,7 @@ pub mod thresholds;
 pub mod transport;
 pub mod units;
 
+pub use cancel::{Cancel, RunOptions};
 pub use error::{Error, Result};
 pub use scenario::Scenario;
 pub use sim::{RunReport, Sim};
@@ -53,9 +55,16 @@ pub fn run(sc: &Scenario) -> Result<RunReport> {
 
 /// As `run`, printing a progress line on stderr every wall second when `progress` is set.
 pub fn run_with_progress(sc: &Scenario, progress: bool) -> Result<RunReport> {
+    run_with(sc, &RunOptions { progress, ..RunOptions::default() })
+}
+
+/// As `run`, with a progress line (`opts.progress`) and a token that stops the run with `Error::Interrupted`
+/// (`opts.cancel`, checked before the build and every 2^16 events).
+pub fn run_with(sc: &Scenario, opts: &RunOptions) -> Result<RunReport> {
     let t0 = std::time::Instant::now();
+    opts.cancel.check()?;
     let mut sim = Sim::new(sc)?;
-    sim.run_with_progress(progress)?;
+    sim.run_with(opts)?;
     sim.check_conservation().map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
     let wall = t0.elapsed().as_secs_f64();
     Ok(sim.report(sc, wall))

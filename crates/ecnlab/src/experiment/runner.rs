@@ -39,6 +39,9 @@ pub struct Options {
     pub out: PathBuf,
     /// Progress lines on stderr (only when stderr is a terminal unless forced).
     pub progress: bool,
+    /// Stops the grid: no further point starts, running ones end with `Error::Interrupted`; finished points
+    /// stay in the cache (`runs/`), so running the same grid again resumes it.
+    pub cancel: crate::Cancel,
 }
 
 /// One completed run: its coordinates and metrics (NaN where the summary had no value).
@@ -241,11 +244,13 @@ struct Ctx<'a> {
     total: usize,
     started: Instant,
     progress: bool,
+    cancel: crate::Cancel,
 }
 
 impl Ctx<'_> {
     /// Runs one point, or reads it from the cache when its resolved scenario is unchanged.
     fn point(&self, b: &Binding) -> Result<PointResult, Error> {
+        self.cancel.check()?; // a bisection's next point, or a cached one, after Ctrl-C
         let sc = self.plan.scenario(b)?;
         // A cached point is reused only for the same resolved scenario, metric definitions, ecnlab version and
         // simulator sources (a hash of the crate's `src/` and `data/` taken at build time: any change to the
@@ -259,7 +264,11 @@ impl Ctx<'_> {
             self.cached.fetch_add(1, Ordering::Relaxed);
             return Ok(p);
         }
-        let report = crate::run(&sc).map_err(|e| Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))))?;
+        let opts = crate::RunOptions { progress: false, cancel: self.cancel.clone() };
+        let report = crate::run_with(&sc, &opts).map_err(|e| match e {
+            Error::Interrupted => e, // stays distinct: the caller reports an interruption, not a failed point
+            e => Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))),
+        })?;
         let metrics = extract(self.plan.def, &report.summary);
         let values: serde_json::Map<_, _> = metrics
             .iter()
@@ -318,6 +327,7 @@ pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
         total: combos.len(),
         started: Instant::now(),
         progress: opts.progress && std::io::stderr().is_terminal(),
+        cancel: opts.cancel.clone(),
     };
     let next = AtomicUsize::new(0);
     let points = Mutex::new(Vec::new());
@@ -329,6 +339,11 @@ pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= combos.len() || first_err.lock().unwrap().is_some() {
+                    break;
+                }
+                if ctx.cancel.is_cancelled() {
+                    // A point left unrun makes the grid incomplete: an interruption, even if no run was cut short.
+                    first_err.lock().unwrap().get_or_insert(Error::Interrupted);
                     break;
                 }
                 let b = &combos[i];

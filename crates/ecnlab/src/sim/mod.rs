@@ -178,6 +178,14 @@ impl Sim {
 
     /// As `run`; with `progress`, a line on stderr every second of wall time: simulated time, events, rate.
     pub fn run_with_progress(&mut self, progress: bool) -> Result<(), Error> {
+        self.run_with(&crate::RunOptions { progress, ..Default::default() })
+    }
+
+    /// As `run`, with a progress line (`opts.progress`), stopping with `Error::Interrupted` within 2^16 events
+    /// (a few milliseconds) of `opts.cancel` being cancelled.
+    pub fn run_with(&mut self, opts: &crate::RunOptions) -> Result<(), Error> {
+        let progress = opts.progress;
+        let cancel = &opts.cancel;
         let started = std::time::Instant::now();
         let mut last_print = 0u64;
         self.schedule(self.warmup, Event::WindowStart);
@@ -196,17 +204,24 @@ impl Sim {
                     self.max_events, self.now
                 )));
             }
-            if progress && self.events_processed & 0xF_FFFF == 0 {
-                let secs = started.elapsed().as_secs();
-                if secs > last_print {
-                    last_print = secs;
-                    eprint!(
-                        "\r\x1b[2K{:.3}/{:.3} s simulated, {} events, {:.1} M events/s",
-                        self.now.as_secs_f64(),
-                        self.duration.as_secs_f64(),
-                        self.events_processed,
-                        self.events_processed as f64 / started.elapsed().as_secs_f64() / 1e6
-                    );
+            // One well-predicted branch per event, nothing measurable in the hot loop: the token (an atomic load)
+            // every 2^16 events, a few wall milliseconds apart (2.6 ms at 25 M events/s); progress every 2^20.
+            if self.events_processed & 0xFFFF == 0 {
+                if cancel.is_cancelled() {
+                    return Err(Error::Interrupted);
+                }
+                if progress && self.events_processed & 0xF_FFFF == 0 {
+                    let secs = started.elapsed().as_secs();
+                    if secs > last_print {
+                        last_print = secs;
+                        eprint!(
+                            "\r\x1b[2K{:.3}/{:.3} s simulated, {} events, {:.1} M events/s",
+                            self.now.as_secs_f64(),
+                            self.duration.as_secs_f64(),
+                            self.events_processed,
+                            self.events_processed as f64 / started.elapsed().as_secs_f64() / 1e6
+                        );
+                    }
                 }
             }
             if !matches!(ev, Event::Sample | Event::Phase { .. } | Event::WindowStart) {

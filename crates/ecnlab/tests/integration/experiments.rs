@@ -5,7 +5,8 @@ use ecnlab::experiment::{self, registry, Options, ScaleKind};
 fn quick(id: &str) {
     let out = std::env::temp_dir().join(format!("ecnlab-quick-{id}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options { scale: ScaleKind::Quick, jobs: 2, out: out.clone(), progress: false };
+    let opts =
+        Options { scale: ScaleKind::Quick, jobs: 2, out: out.clone(), progress: false, cancel: Default::default() };
     let o = experiment::reproduce(id, &opts).unwrap_or_else(|e| panic!("{id}: {e}"));
     let failed: Vec<String> = o
         .checks
@@ -85,7 +86,8 @@ quick_tests! {
 fn rerunning_into_the_same_directory_skips_completed_runs() {
     let out = std::env::temp_dir().join(format!("ecnlab-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false };
+    let opts =
+        Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false, cancel: Default::default() };
     let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
     let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
     let again = experiment::reproduce("ecnstar-table1", &opts).unwrap();
@@ -134,7 +136,24 @@ fn a_cached_point_edited_by_hand_or_made_by_another_build_is_run_again() {
 
 #[test]
 fn unknown_experiment_is_a_config_error() {
-    let opts =
-        Options { scale: ScaleKind::Quick, jobs: 1, out: std::env::temp_dir().join("ecnlab-none"), progress: false };
+    let opts = Options {
+        scale: ScaleKind::Quick,
+        jobs: 1,
+        out: std::env::temp_dir().join("ecnlab-none"),
+        progress: false,
+        cancel: Default::default(),
+    };
     assert!(matches!(experiment::reproduce("no-such-figure", &opts), Err(ecnlab::Error::Config { .. })));
+}
+
+#[test]
+fn a_cancelled_grid_stops_with_interrupted_and_writes_no_tables() {
+    let out = std::env::temp_dir().join(format!("ecnlab-cancelled-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let opts =
+        Options { scale: ScaleKind::Quick, jobs: 2, out: out.clone(), progress: false, cancel: Default::default() };
+    opts.cancel.cancel();
+    assert!(matches!(experiment::reproduce("ecnstar-table1", &opts), Err(ecnlab::Error::Interrupted)));
+    assert!(!out.join("table.csv").exists() && !out.join("check.md").exists());
+    let _ = std::fs::remove_dir_all(&out);
 }
