@@ -315,10 +315,12 @@ fn huge_pages_change_speed_not_results() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.trim().strip_prefix("glibc 2.")?.parse::<u32>().ok());
     if mode.contains("[madvise]") && minor.is_some_and(|m| m >= 35) {
+        // The kernel grants a huge page at fault time only if it has a free 2 MiB block then: in session 32, with
+        // other builds running, single runs got none while the same binary, run again, got them. The property is
+        // that the mechanism works where the machine offers it, so one run in three must get some.
         // `None`: a kernel without /proc/self/smaps_rollup (before 4.14) cannot tell.
-        if let Some(mib) = huge_mib("1") {
-            assert!(mib > 0.0, "the heap is on huge pages");
-        }
+        let granted = (0..3).map(|_| huge_mib("1")).any(|mib| mib != Some(0.0));
+        assert!(granted, "the heap is on huge pages (0 MiB in three runs)");
     }
 
     let o = sim_huge(&["list"], "yes");
