@@ -1,6 +1,6 @@
 //! Evaluates an experiment's checks over its grid results and writes check.json and check.md.
 
-use super::def::{value_of, Definition, Over};
+use super::def::{value_of, within, Definition, MagnitudeDef, Over};
 use super::expr::{self, Scope, Value};
 use super::runner::{Binding, GridResult};
 use crate::error::Error;
@@ -23,10 +23,140 @@ pub struct CheckOutcome {
     pub claim: String,
     pub rule: String,
     pub over: String,
+    /// Whether the check holds; an info check never fails (`pass` true) but is never counted as a pass:
+    /// see `status`.
     pub pass: bool,
     /// A reported quantity without a bound (its expression yields a number): never fails.
     pub info: bool,
+    /// `pass`, `fail`, or `reported` (an info check).
+    pub status: &'static str,
     pub rows: Vec<Row>,
+}
+
+impl CheckOutcome {
+    /// A direction check (not an info check) that holds.
+    pub fn passed(&self) -> bool {
+        self.pass && !self.info
+    }
+    pub fn failed(&self) -> bool {
+        !self.pass && !self.info
+    }
+}
+
+/// One of the paper's numbers against ecnlab's.
+#[derive(Clone, Debug, Serialize)]
+pub struct MagnitudeOutcome {
+    pub name: String,
+    pub claim: String,
+    /// `absolute` or `relative` (a fraction: −0.437 = −43.7 %).
+    pub kind: String,
+    /// The expression that computes ecnlab's value.
+    pub rule: String,
+    pub paper: f64,
+    /// ecnlab's value; `None` (null) when it could not be computed (no run matches, NaN).
+    pub ecnlab: Option<f64>,
+    /// Where the value was taken: the binding (for `min`/`max`), `mean of N`, or `—`.
+    pub at: String,
+    pub tolerance: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// (ecnlab − paper) / |paper|.
+    pub deviation: Option<f64>,
+    /// `within` or `outside` the tolerance.
+    pub verdict: &'static str,
+    /// Why ecnlab has no value, when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl MagnitudeOutcome {
+    pub fn within(&self) -> bool {
+        self.verdict == "within"
+    }
+    /// The paper's value and ecnlab's as shown in reports: percentages for a relative change.
+    pub fn show(&self, x: Option<f64>) -> String {
+        match x {
+            None => "—".into(),
+            Some(x) if self.kind == "relative" => format!("{:+.1} %", x * 100.0),
+            Some(x) => Value::Num(x).to_string(),
+        }
+    }
+}
+
+/// The experiment's verdict: `not_reproduced` if a direction check fails, else `direction` if some
+/// magnitude is outside its tolerance, else `reproduced`. Info checks count for nothing.
+pub fn verdict(checks: &[CheckOutcome], magnitudes: &[MagnitudeOutcome]) -> &'static str {
+    if checks.iter().any(|c| c.failed()) {
+        "not_reproduced"
+    } else if magnitudes.iter().all(|m| m.within()) {
+        "reproduced"
+    } else {
+        "direction"
+    }
+}
+
+/// The magnitude outcome of ecnlab's value `x` (None: not computed) against the claim.
+pub fn judge(m: &MagnitudeDef, x: Option<f64>, at: String, note: Option<String>) -> MagnitudeOutcome {
+    let tol = m.tolerance();
+    let x = x.filter(|v| v.is_finite());
+    let ok = x.is_some_and(|x| within(m.paper, x, tol));
+    MagnitudeOutcome {
+        name: m.name.clone(),
+        claim: m.claim.clone(),
+        kind: m.kind.clone(),
+        rule: m.expr.clone(),
+        paper: m.paper,
+        ecnlab: x,
+        at,
+        tolerance: tol,
+        why: m.why.clone(),
+        deviation: x.map(|x| (x - m.paper) / m.paper.abs()),
+        verdict: if ok { "within" } else { "outside" },
+        note: if x.is_none() { Some(note.unwrap_or_else(|| "no value".into())) } else { None },
+    }
+}
+
+/// Evaluates every magnitude claim over the grid. An expression that is not numeric, or ambiguous, is a
+/// config error; one that cannot be computed (a run missing at this scale, NaN) gives no value, `outside`.
+pub fn evaluate_magnitudes(def: &Definition, g: &GridResult) -> Result<Vec<MagnitudeOutcome>, Error> {
+    let mut out = vec![];
+    for (i, m) in def.magnitude.iter().enumerate() {
+        let err = |e: String| Error::config(format!("{}: magnitude.{i} ({})", def.id, m.name), e);
+        let ast = expr::parse(&m.expr).map_err(err)?;
+        let mut vals: Vec<(Binding, f64)> = vec![];
+        let mut note = None;
+        for b in bindings(def, g, &m.for_axes, m.where_.as_deref()).map_err(err)? {
+            let scope = GridScope { def, g, binding: &b };
+            match ast.eval(&scope) {
+                Ok(Value::Num(x)) => vals.push((b, x)),
+                Ok(v) => return Err(err(format!("evaluates to {v}, not a number"))),
+                Err(e) if e.contains("ambiguous") || e.contains("unknown name") => return Err(err(e)),
+                Err(e) => {
+                    note = Some(format!("at {}: {e}", show(&b)));
+                    vals.push((b, f64::NAN));
+                }
+            }
+        }
+        let (x, at) = match (vals.len(), m.reduce.as_deref()) {
+            (0, _) => (None, "—".to_string()),
+            (1, _) => (Some(vals[0].1), show(&vals[0].0)),
+            (n, None) => return Err(err(format!("{n} bindings of `for`: set reduce = min, max or mean"))),
+            (_, Some(_)) if vals.iter().any(|v| !v.1.is_finite()) => (None, "—".to_string()),
+            (n, Some("mean")) => (Some(vals.iter().map(|v| v.1).sum::<f64>() / n as f64), format!("mean of {n}")),
+            (_, Some(r)) => {
+                let best = vals
+                    .iter()
+                    .min_by(|a, b| if r == "min" { a.1.total_cmp(&b.1) } else { b.1.total_cmp(&a.1) })
+                    .expect("non-empty");
+                (Some(best.1), format!("{r} at {}", show(&best.0)))
+            }
+        };
+        if x.is_none() && note.is_none() {
+            note = Some(if vals.is_empty() { "no binding matches".into() } else { "not a finite number".into() });
+        }
+        out.push(judge(m, x, at, note));
+    }
+    Ok(out)
 }
 
 /// Metrics of the grid seen from one binding; selectors move to other grid coordinates.
@@ -219,63 +349,138 @@ pub fn evaluate(def: &Definition, g: &GridResult, scale: &str) -> Result<Vec<Che
             over: c.over.clone().unwrap_or_else(|| "all".into()),
             pass: info || over.holds(passed, rows.len()),
             info,
+            status: if info {
+                "reported"
+            } else if over.holds(passed, rows.len()) {
+                "pass"
+            } else {
+                "fail"
+            },
             rows,
         });
     }
     Ok(out)
 }
 
+/// How a run or a recheck produced the outcomes: the numbers the header shows.
+pub struct ReportInfo {
+    pub scale: String,
+    pub wall_time_s: f64,
+    /// Set when the checks were re-evaluated from an existing table (`reproduce --recheck`).
+    pub rechecked: bool,
+}
+
 pub fn write_reports(
     def: &Definition,
-    scale: &str,
+    info: &ReportInfo,
     g: &GridResult,
     checks: &[CheckOutcome],
-    wall_s: f64,
+    magnitudes: &[MagnitudeOutcome],
     out: &Path,
 ) -> Result<(), Error> {
     let all_pass = checks.iter().all(|c| c.pass);
-    let json = serde_json::json!({
+    let verdict = verdict(checks, magnitudes);
+    let builds: std::collections::BTreeSet<&str> =
+        g.points.iter().map(|p| p.build.as_str()).filter(|b| !b.is_empty()).collect();
+    let mut json = serde_json::json!({
         "id": def.id,
         "paper": def.paper,
         "title": def.title,
         "paper_result": def.result,
-        "scale": scale,
+        "scale": info.scale,
         "runs": g.points.len(),
-        "wall_time_s": wall_s,
+        "wall_time_s": info.wall_time_s,
         "ecnlab_version": env!("CARGO_PKG_VERSION"),
-        "builds": g.points.iter().map(|p| p.build.as_str()).collect::<std::collections::BTreeSet<_>>(),
+        "verdict": verdict,
         "pass": all_pass,
         "checks": checks,
+        "magnitudes": magnitudes,
     });
+    if !builds.is_empty() {
+        json["builds"] = serde_json::json!(builds);
+    }
+    if let Some(n) = &def.magnitude_note {
+        json["magnitude_note"] = serde_json::json!(n);
+    }
+    if info.rechecked {
+        json["rechecked"] = serde_json::json!(true);
+    }
+    let (passed, failed, reported) = (
+        checks.iter().filter(|c| c.passed()).count(),
+        checks.iter().filter(|c| c.failed()).count(),
+        checks.iter().filter(|c| c.info).count(),
+    );
+    let within = magnitudes.iter().filter(|m| m.within()).count();
     let mut md = format!(
-        "# {} — {}\n\n**Paper:** {}  \n**Setup:** {}  \n**Paper's result:** {}  \n**Scale:** {} ({} runs, {:.0} s wall)  \n**Verdict:** {}\n\n",
+        "# {} — {}\n\n**Paper:** {}  \n**Setup:** {}  \n**Paper's result:** {}  \n**Scale:** {} ({} runs, {:.0} s wall{})  \n**Verdict:** {} — direction checks: {passed}/{} pass{}; magnitudes: {within}/{} within tolerance\n\n",
         def.id,
         def.title,
         def.paper,
         def.setup.trim(),
         def.result.trim(),
-        scale,
+        info.scale,
         g.points.len(),
-        wall_s,
-        if all_pass { "all checks pass" } else { "**some checks FAIL**" }
+        info.wall_time_s,
+        if info.rechecked { "; checks re-evaluated from table.csv" } else { "" },
+        match verdict {
+            "reproduced" => "**reproduced**",
+            "direction" => "**direction only** (some magnitude outside its tolerance)",
+            _ => "**not reproduced** (some direction check FAILS)",
+        },
+        passed + failed,
+        if reported > 0 { format!(", {reported} reported") } else { String::new() },
+        magnitudes.len(),
     );
+    if magnitudes.is_empty() {
+        md.push_str(&format!(
+            "## Magnitudes\n\nNo magnitude claim: {}\n\n",
+            def.magnitude_note.as_deref().unwrap_or("the definition states none.")
+        ));
+    } else {
+        md.push_str("## Magnitudes\n\n| claim | paper | ecnlab | at | tolerance | |\n|---|---|---|---|---|---|\n");
+        for m in magnitudes {
+            md.push_str(&format!(
+                "| **{}**: {} | {} | {} | {} | {:.0} %{} | {} |\n",
+                m.name,
+                m.claim.replace('|', "\\|"),
+                m.show(Some(m.paper)),
+                m.show(m.ecnlab),
+                m.at,
+                m.tolerance * 100.0,
+                m.why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default().replace('|', "\\|"),
+                if m.within() {
+                    "✓ within".to_string()
+                } else {
+                    format!("✗ outside{}", m.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default())
+                },
+            ));
+        }
+        md.push_str("\nRules: ");
+        md.push_str(&magnitudes.iter().map(|m| format!("{} = `{}`", m.name, m.rule)).collect::<Vec<_>>().join("; "));
+        md.push_str(". Within tolerance: |ecnlab − paper| ≤ tolerance × |paper|.\n\n");
+    }
     for c in checks {
         md.push_str(&format!(
             "## {} — {}\n\nPaper: {}  \nRule: `{}` (over: {})\n\n| at | measured | |\n|---|---|---|\n",
             c.name,
-            if c.info {
-                "INFO"
-            } else if c.pass {
-                "PASS"
-            } else {
-                "FAIL"
+            match c.status {
+                "reported" => "REPORTED",
+                "pass" => "PASS",
+                _ => "FAIL",
             },
             c.claim,
             c.rule,
             c.over
         ));
         for r in &c.rows {
-            md.push_str(&format!("| {} | {} | {} |\n", r.at, r.measured, if r.pass { "✓" } else { "✗" }));
+            let mark = if c.info {
+                "—"
+            } else if r.pass {
+                "✓"
+            } else {
+                "✗"
+            };
+            md.push_str(&format!("| {} | {} | {} |\n", r.at, r.measured, mark));
         }
         md.push('\n');
     }
