@@ -488,3 +488,140 @@ pub fn write_reports(
     crate::outdir::write_atomic(&out.join("check.md"), md)?;
     crate::outdir::write_atomic(&out.join("check.json"), serde_json::to_string_pretty(&json).expect("json") + "\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::def::within;
+    use crate::experiment::runner::PointResult;
+
+    fn def(magnitudes: &str) -> Definition {
+        Definition::parse(&format!(
+            "id = \"t\"\npaper = \"p\"\ntitle = \"t\"\nsetup = \"s\"\nresult = \"r\"\nbase = \"\"\n\
+             [[axis]]\nname = \"x\"\nvalues = [1, 2]\n[metrics]\ny = \"y\"\n{magnitudes}"
+        ))
+        .unwrap()
+    }
+
+    /// y = 10 at x = 1 and 6 at x = 2 (one seed).
+    fn grid() -> GridResult {
+        let pt = |x: f64, y: f64| PointResult {
+            binding: [("x".to_string(), Value::Num(x)), ("seed".to_string(), Value::Num(1.0))].into(),
+            metrics: [("y".to_string(), y)].into(),
+            build: String::new(),
+        };
+        GridResult {
+            points: vec![pt(1.0, 10.0), pt(2.0, 6.0)],
+            searched: vec![],
+            axes: vec!["x".into(), "seed".into()],
+            runs_executed: 0,
+            runs_cached: 0,
+        }
+    }
+
+    fn claim(paper: f64, kind: &str, expr: &str, extra: &str) -> String {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("[[magnitude]]\nname = \"m{n}\"\nclaim = \"c\"\npaper = {paper}\nkind = \"{kind}\"\nexpr = \"{expr}\"\n{extra}\n")
+    }
+
+    #[test]
+    fn within_is_relative_to_the_papers_value_edges_included() {
+        assert!(within(-0.4, -0.3, 0.25)); // |−0.3 − (−0.4)| = 0.1 = 0.25 · 0.4
+        assert!(within(-0.4, -0.5, 0.25));
+        assert!(!within(-0.4, -0.29, 0.25));
+        assert!(!within(-0.4, -0.51, 0.25));
+        assert!(!within(-0.4, 0.4, 0.25)); // the opposite sign is never within
+        assert!(within(100.0, 125.0, 0.25) && !within(100.0, 125.5, 0.25));
+        assert!(!within(1.0, f64::NAN, 0.25) && !within(1.0, f64::INFINITY, 10.0));
+    }
+
+    #[test]
+    fn absolute_and_relative_claims_against_hand_computed_values() {
+        // Relative: y[x=2] / y[x=1] − 1 = 6/10 − 1 = −0.4.
+        let d = def(&(claim(-0.437, "relative", "y[x=2] / y[x=1] - 1", "")
+            + &claim(-0.6, "relative", "y[x=2] / y[x=1] - 1", "")
+            + &claim(8.0, "absolute", "y", "for = [\"x\"]\nreduce = \"mean\"")
+            + &claim(7.0, "absolute", "y", "for = [\"x\"]\nreduce = \"min\"")
+            + &claim(7.0, "absolute", "y", "for = [\"x\"]\nreduce = \"max\"")
+            + &claim(7.0, "absolute", "y", "for = [\"x\"]\nreduce = \"max\"\ntolerance = 0.5\nwhy = \"a range\"")))
+        .magnitude;
+        let mut dd = def("");
+        dd.magnitude = d;
+        let m = evaluate_magnitudes(&dd, &grid()).unwrap();
+        let got: Vec<(Option<f64>, &str, &str)> = m.iter().map(|m| (m.ecnlab, m.verdict, m.at.as_str())).collect();
+        assert!((got[0].0.unwrap() + 0.4).abs() < 1e-12);
+        assert_eq!(got[0].1, "within"); // |−0.4 + 0.437| = 0.037 ≤ 0.109
+        assert_eq!(got[1].1, "outside"); // |−0.4 + 0.6| = 0.2 > 0.15
+        assert_eq!((got[2].0, got[2].1, got[2].2), (Some(8.0), "within", "mean of 2"));
+        assert_eq!((got[3].0, got[3].1, got[3].2), (Some(6.0), "within", "min at x=2")); // |6 − 7| ≤ 1.75
+        assert_eq!((got[4].0, got[4].1), (Some(10.0), "outside")); // |10 − 7| = 3 > 1.75
+        assert_eq!((got[5].0, got[5].1, m[5].tolerance), (Some(10.0), "within", 0.5)); // 3 ≤ 3.5
+        assert_eq!(m[1].show(Some(-0.6)), "-60.0 %");
+        assert!((m[0].deviation.unwrap() - (0.037 / 0.437)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_missing_point_gives_no_value_and_several_bindings_need_reduce() {
+        let mut d = def("");
+        d.magnitude = def(&claim(1.0, "absolute", "y[x=3]", "")).magnitude;
+        let m = evaluate_magnitudes(&d, &grid()).unwrap();
+        assert_eq!((m[0].ecnlab, m[0].verdict), (None, "outside"));
+        assert!(m[0].note.as_deref().unwrap().contains("no run matches"), "{:?}", m[0].note);
+        d.magnitude = def(&claim(1.0, "absolute", "y", "for = [\"x\"]")).magnitude;
+        assert!(evaluate_magnitudes(&d, &grid()).is_err());
+        d.magnitude = def(&claim(1.0, "absolute", "y > 1", "")).magnitude;
+        assert!(evaluate_magnitudes(&d, &grid()).is_err(), "a boolean is not a magnitude");
+    }
+
+    #[test]
+    fn a_claim_is_validated() {
+        let bad = |extra: &str| {
+            Definition::parse(&format!(
+                "id = \"t\"\npaper = \"p\"\ntitle = \"t\"\nsetup = \"s\"\nresult = \"r\"\nbase = \"\"\n[metrics]\ny = \"y\"\n{extra}"
+            ))
+            .is_err()
+        };
+        assert!(bad(&claim(1.0, "ratio", "y", "")));
+        assert!(bad(&claim(1.0, "absolute", "y", "tolerance = 0.5")), "a tolerance needs a why");
+        assert!(bad(&claim(0.0, "absolute", "y", "")), "zero has no relative tolerance");
+        assert!(bad(&claim(1.0, "absolute", "y", "reduce = \"median\"")));
+        assert!(!bad(&claim(1.0, "absolute", "y", "tolerance = 0.5\nwhy = \"w\"")));
+    }
+
+    fn check(info: bool, pass: bool) -> CheckOutcome {
+        CheckOutcome {
+            name: "c".into(),
+            claim: "c".into(),
+            rule: "r".into(),
+            over: "all".into(),
+            pass: info || pass,
+            info,
+            status: if info {
+                "reported"
+            } else if pass {
+                "pass"
+            } else {
+                "fail"
+            },
+            rows: vec![],
+        }
+    }
+
+    #[test]
+    fn verdicts_and_info_checks() {
+        let d = def(&(claim(1.0, "absolute", "y[x=1] / 10", "") + &claim(1.0, "absolute", "y[x=2] / 10", "")));
+        let m = evaluate_magnitudes(&d, &grid()).unwrap();
+        let (hit, miss) = (&m[0..1], &m[..]);
+        assert_eq!(verdict(&[check(false, true)], hit), "reproduced");
+        assert_eq!(verdict(&[check(false, true)], miss), "direction"); // 0.6 vs 1: outside
+        assert_eq!(verdict(&[check(false, false)], hit), "not_reproduced");
+        assert_eq!(verdict(&[check(false, true), check(false, false)], miss), "not_reproduced");
+        assert_eq!(verdict(&[], &[]), "reproduced", "no checks, no claims: nothing missed");
+        // An info check is never a pass and never a failure.
+        let info = check(true, false);
+        assert!(!info.passed() && !info.failed() && info.status == "reported");
+        assert_eq!(verdict(&[info.clone()], hit), "reproduced");
+        assert_eq!(verdict(&[info, check(false, false)], hit), "not_reproduced");
+    }
+}
