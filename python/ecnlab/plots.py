@@ -260,5 +260,33 @@ def experiment_figure(rep: "Reproduction") -> plt.Figure:
             fig = phase_throughput(df)
         else:
             fig = generic(df, axes, rep.metrics)
+    if rep.magnitudes:
+        paper_panel(fig, rep.magnitudes)
     fig.suptitle(title if len(title) < 110 else title[:107] + "…", fontsize=9, y=1.02)
     return fig
+
+
+def paper_panel(fig: plt.Figure, magnitudes: list[dict]) -> plt.Axes:
+    """A panel under the figure: per magnitude claim, the paper's value (dashed line, label "paper") beside
+    ecnlab's (marker), as the ratio ecnlab / paper for absolute claims and the change itself for relative ones,
+    with the tolerance band, so the gap shows without reading tables."""
+    n = len(magnitudes)
+    ax = fig.add_axes((0.1, -0.08 - 0.07 * n, 0.8, 0.06 * n + 0.04))
+    for i, m in enumerate(magnitudes):
+        rel = m.get("kind") == "relative"
+        p = m["paper"] * 100 if rel else 1.0
+        x = m.get("ecnlab")
+        x = (x * 100 if rel else x / m["paper"]) if x is not None else None
+        tol = m["tolerance"] * (abs(m["paper"]) * 100 if rel else 1.0)
+        ax.plot([p - tol, p + tol], [i, i], color="0.85", lw=6, solid_capstyle="butt")
+        ax.plot([p, p], [i - 0.35, i + 0.35], ls="--", color="k", lw=1, label="paper" if i == 0 else None)
+        if x is not None:
+            ok = m["verdict"] == "within"
+            ax.plot([x], [i], "o", color="tab:green" if ok else "tab:red", label="ecnlab" if i == 0 else None)
+    ax.set_yticks(range(n), [(("Δ % " if m.get("kind") == "relative" else "÷ paper ") + m["name"])[:60]
+                             for m in magnitudes], fontsize=6)
+    ax.invert_yaxis()
+    ax.tick_params(axis="x", labelsize=6)
+    ax.set_title("the paper's numbers (dashed, band = tolerance) and ecnlab's (dot)", fontsize=7)
+    ax.legend(fontsize=6, loc="best")
+    return ax

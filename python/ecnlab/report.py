@@ -56,7 +56,7 @@ def _png(rep: Reproduction) -> bytes:
 
 
 def _badge(ok: bool, info: bool = False) -> str:
-    cls, text = ("info", "INFO") if info else ("pass", "PASS") if ok else ("fail", "FAIL")
+    cls, text = ("info", "REPORTED") if info else ("pass", "PASS") if ok else ("fail", "FAIL")
     return f'<span class="badge {cls}">{text}</span>'
 
 
@@ -65,19 +65,37 @@ def _section(rep: Reproduction) -> str:
     info = rep.info
     rows = []
     for c in rep.checks:
-        measured = "<br>".join(f"{e(r['at'])}: {e(r['measured'])} {'✓' if r['pass'] else '✗'}" for r in c["rows"])
+        mark = (lambda r: "—") if c.get("info") else (lambda r: "✓" if r["pass"] else "✗")
+        measured = "<br>".join(f"{e(r['at'])}: {e(r['measured'])} {mark(r)}" for r in c["rows"])
         rows.append(f"<tr><td>{_badge(c['pass'], c.get('info', False))}</td><td>{e(c['name'])}</td>"
                     f"<td>{e(c.get('claim', ''))}</td><td><code>{e(c.get('rule', ''))}</code></td>"
                     f"<td>{measured}</td></tr>")
     passed = sum(1 for c in rep.checks if c["pass"] and not c.get("info"))
     total = sum(1 for c in rep.checks if not c.get("info"))
     img = base64.b64encode(_png(rep)).decode()
+
+    def num(m: dict, x) -> str:
+        if x is None:
+            return "—"
+        return f"{x * 100:+.1f} %" if m.get("kind") == "relative" else f"{x:.4g}"
+
+    mrows = "".join(
+        f"<tr><td>{_badge(m['verdict'] == 'within')}</td><td>{e(m['name'])}: {e(m['claim'])}</td>"
+        f"<td>{num(m, m['paper'])}</td><td>{num(m, m.get('ecnlab'))}</td><td>{e(m.get('at', ''))}</td>"
+        f"<td>{m['tolerance'] * 100:.0f} %</td></tr>" for m in rep.magnitudes)
+    mtable = (f"<table><tr><th></th><th>paper's number</th><th>paper</th><th>ecnlab</th><th>at</th><th>tolerance</th></tr>"
+              f"{mrows}</table>") if rep.magnitudes else "<p>No magnitude claim (the paper states no number).</p>"
+    verdict = {"reproduced": "reproduced", "direction": "direction only",
+               "not_reproduced": "not reproduced"}.get(rep.verdict, rep.verdict or "—")
     return f"""
 <section class="experiment" id="{e(rep.id)}" data-pass="{int(rep.passed)}">
 <h2>{e(rep.id)} {_badge(rep.passed)}</h2>
 <p><b>{e(info.get('paper', ''))}</b> — {e(info.get('title', ''))}</p>
 <p class="claim"><b>Paper's claim:</b> {e(info.get('result', ''))}</p>
-<p><b>Our measurement</b> ({e(rep.scale)} scale): {passed}/{total} checks pass.</p>
+<p><b>Verdict:</b> <span class="verdict {e(rep.verdict)}">{e(verdict)}</span>. <b>Our measurement</b>
+({e(rep.scale)} scale): {passed}/{total} checks pass, {sum(m['verdict'] == 'within' for m in rep.magnitudes)}/{len(rep.magnitudes)}
+of the paper's numbers within tolerance.</p>
+{mtable}
 <table><tr><th></th><th>check</th><th>paper</th><th>rule</th><th>measured</th></tr>
 {''.join(rows)}
 </table>
@@ -97,13 +115,15 @@ def write_report(dir: str | os.PathLike, out: str | os.PathLike | None = None) -
     reps = reproductions(dir)
     out = Path(out) if out is not None else Path(dir) / "report.html"
     ok = sum(r.passed for r in reps)
+    counts = {v: sum(r.verdict == v for r in reps) for v in ("reproduced", "direction", "not_reproduced")}
     toc = "".join(f'<li><a href="#{html.escape(r.id)}">{html.escape(r.id)}</a> {_badge(r.passed)}</li>'
                   for r in reps)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>ecnlab reproduction report</title>{_STYLE}</head>
 <body data-ready="0" data-experiments="{len(reps)}">
 <h1>ecnlab reproduction report</h1>
-<p>{ok} of {len(reps)} experiments pass every check. Each section: the paper's claim, what ecnlab measured,
+<p class="verdicts">{counts['reproduced']} reproduced, {counts['direction']} direction only,
+{counts['not_reproduced']} not reproduced (of {len(reps)}). {ok} of {len(reps)} experiments pass every check. Each section: the paper's claim, what ecnlab measured,
 the verdict of each check, and the figure drawn from the result table.</p>
 <ul>{toc}</ul>
 {''.join(_section(r) for r in reps)}

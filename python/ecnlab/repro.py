@@ -44,6 +44,12 @@ class Reproduction:
     table: pl.DataFrame | None
     search: pl.DataFrame | None = None
     figures: list[Path] = field(default_factory=list)
+    #: "reproduced" (directions pass, every paper number within tolerance), "direction" (directions pass, some
+    #: number missed), "not_reproduced" (a direction check fails); "" for a result written before verdicts.
+    verdict: str = ""
+    #: The paper's numbers against ecnlab's: each {name, claim, kind, rule, paper, ecnlab, at, tolerance,
+    #: deviation, verdict ("within"/"outside")}.
+    magnitudes: list[dict] = field(default_factory=list)
 
     @property
     def axes(self) -> list[str]:
@@ -82,7 +88,7 @@ class Reproduction:
         figures = [p for p in (dir / "figure.png", dir / "figure.pdf") if p.is_file()]
         return cls(id=id, dir=dir, info=info, checks=c.get("checks", []), passed=bool(c.get("pass")),
                    scale=c.get("scale", ""), table=frame("table.csv"), search=frame("search.csv"),
-                   figures=figures)
+                   figures=figures, verdict=c.get("verdict", ""), magnitudes=c.get("magnitudes", []))
 
     def plot(self, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
         """Draws this experiment's figure beside its table (figure.png, figure.pdf)."""

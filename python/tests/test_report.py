@@ -66,3 +66,17 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     img = mpimg.imread(shot)
     assert img.shape[:2] == (2400, 1200)
     assert img[..., :3].std() > 0.05, "the screenshot is blank"
+
+
+def test_reproduction_exposes_verdict_and_magnitudes():
+    from pathlib import Path
+
+    from ecnlab.repro import Reproduction
+
+    root = Path(__file__).resolve().parents[2] / "results"
+    r = Reproduction.load(root / "mqecn-fig6")
+    assert r.verdict in ("reproduced", "direction", "not_reproduced")
+    assert r.magnitudes and {"claim", "paper", "ecnlab", "tolerance", "verdict"} <= set(r.magnitudes[0])
+    assert all(m["verdict"] in ("within", "outside") for m in r.magnitudes)
+    none = Reproduction.load(root / "pmsb-fig1")
+    assert none.magnitudes == [] and none.verdict

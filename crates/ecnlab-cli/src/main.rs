@@ -1,6 +1,7 @@
 //! `ecnlab-sim`: a thin command-line front over the ecnlab library.
 
 use ecnlab::{builtin, Error, Scenario};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -32,6 +33,7 @@ USAGE:
   ecnlab-sim list
   ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
   ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
+  ecnlab-sim reproduce ID|all --recheck [--out DIR]   (re-evaluate checks from DIR/table.csv; runs nothing)
   ecnlab-sim thresholds --rate R (--rtt T | --rtt-file F.csv [--percentile P]) [--flows N] [--weights 1,1,2]
                         [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
   ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
@@ -281,6 +283,7 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     use ecnlab::experiment::{self, Options, ScaleKind};
     let quick = a.flag("--quick");
     let paper = a.flag("--paper");
+    let recheck = a.flag("--recheck");
     let jobs = match a.value("--jobs")? {
         Some(j) => j
             .parse::<usize>()
@@ -314,21 +317,42 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
         ecnlab::outdir::check_experiment(&dir_of(i))?;
     }
     let mut failed = vec![];
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for i in ids {
         let dir = dir_of(i);
         interrupt::token().check()?; // `all`: no next experiment after Ctrl-C
-        let opts = Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token() };
-        let o = experiment::reproduce(i, &opts)?;
-        let passed = o.checks.iter().filter(|c| c.pass).count();
+        let o = if recheck {
+            // The table's own scale (check.json) unless --quick/--paper says otherwise.
+            experiment::recheck(i, &dir, (quick || paper).then_some(scale))?
+        } else {
+            let opts = Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token() };
+            experiment::reproduce(i, &opts)?
+        };
+        let passed = o.checks.iter().filter(|c| c.passed()).count();
+        let directions = o.checks.iter().filter(|c| !c.info).count();
+        let reported = o.checks.len() - directions;
+        let within = o.magnitudes.iter().filter(|m| m.within()).count();
+        let worst = o
+            .magnitudes
+            .iter()
+            .filter(|m| !m.within())
+            .max_by(|a, b| {
+                let d = |m: &experiment::check::MagnitudeOutcome| m.deviation.map_or(f64::INFINITY, f64::abs);
+                d(a).total_cmp(&d(b))
+            })
+            .map(|m| format!("; worst: {} paper {} ecnlab {}", m.name, m.show(Some(m.paper)), m.show(m.ecnlab)))
+            .unwrap_or_default();
+        *counts.entry(o.verdict()).or_default() += 1;
         eprintln!(
-            "{i}: {passed}/{} checks pass ({} runs, {} executed, {:.1} s) → {}",
-            o.checks.len(),
+            "{i}: {} — {passed}/{directions} checks pass{}, {within}/{} magnitudes within tolerance{worst} ({} runs, {}) → {}",
+            o.verdict(),
+            if reported > 0 { format!(" ({reported} reported)") } else { String::new() },
+            o.magnitudes.len(),
             o.runs,
-            o.runs_executed,
-            o.wall_time_s,
+            if recheck { "rechecked from table.csv".to_string() } else { format!("{} executed, {:.1} s", o.runs_executed, o.wall_time_s) },
             dir.join("check.md").display()
         );
-        for c in o.checks.iter().filter(|c| !c.pass) {
+        for c in o.checks.iter().filter(|c| c.failed()) {
             eprintln!(
                 "  FAIL {}: {}",
                 c.name,
@@ -338,6 +362,14 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
         if !o.pass() {
             failed.push(i);
         }
+    }
+    if id == "all" {
+        eprintln!(
+            "verdicts: {} reproduced, {} direction only, {} not reproduced",
+            counts.get("reproduced").unwrap_or(&0),
+            counts.get("direction").unwrap_or(&0),
+            counts.get("not_reproduced").unwrap_or(&0)
+        );
     }
     if failed.is_empty() {
         Ok(())

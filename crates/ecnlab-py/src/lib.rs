@@ -255,7 +255,7 @@ fn reproduce(py: Python<'_>, id: String, scale: &str, jobs: usize, out: PathBuf,
         experiment::reproduce(&id, &Options { scale, jobs: jobs.max(1), out, progress, cancel })
     })?;
     let v = serde_json::json!({
-        "pass": o.pass(), "runs": o.runs, "runs_executed": o.runs_executed, "wall_time_s": o.wall_time_s,
+        "pass": o.pass(), "verdict": o.verdict(), "runs": o.runs, "runs_executed": o.runs_executed, "wall_time_s": o.wall_time_s,
     });
     Ok(v.to_string())
 }

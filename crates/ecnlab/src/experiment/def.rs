@@ -16,6 +16,8 @@ pub struct Definition {
     pub setup: String,
     /// The paper's headline result.
     pub result: String,
+    /// Why the definition states no magnitude claim (the paper gives only a direction or a bound).
+    pub magnitude_note: Option<String>,
     /// The base scenario (TOML text).
     pub base: String,
     /// Overrides applied to every run.
@@ -36,6 +38,49 @@ pub struct Definition {
     pub scale: BTreeMap<String, Scale>,
     #[serde(default)]
     pub check: Vec<CheckDef>,
+    /// The paper's headline numbers, each compared with ecnlab's value (issue 44).
+    #[serde(default)]
+    pub magnitude: Vec<MagnitudeDef>,
+}
+
+/// The default tolerance of a magnitude claim: ecnlab's value within 25 % of the paper's.
+pub const DEFAULT_TOLERANCE: f64 = 0.25;
+
+/// One of the paper's numbers: `expr` computes ecnlab's value of the same metric from the table; it is
+/// within tolerance when |ecnlab − paper| ≤ tolerance · |paper|.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MagnitudeDef {
+    pub name: String,
+    /// The paper's sentence or figure the number comes from, with its section/figure.
+    pub claim: String,
+    /// The paper's value: a plain number for `absolute`, a fraction for `relative` (−0.437 = −43.7 %).
+    pub paper: f64,
+    /// `absolute` or `relative`.
+    pub kind: String,
+    /// A numeric expression over the table, evaluated once per binding of `for` (default: one binding).
+    pub expr: String,
+    #[serde(rename = "for", default)]
+    pub for_axes: Vec<String>,
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    /// With more than one binding: `min`, `max` or `mean` of the per-binding values.
+    pub reduce: Option<String>,
+    /// Relative tolerance; only with `why`.
+    pub tolerance: Option<f64>,
+    pub why: Option<String>,
+}
+
+impl MagnitudeDef {
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance.unwrap_or(DEFAULT_TOLERANCE)
+    }
+}
+
+/// Whether ecnlab's value is within `tolerance` (relative) of the paper's: |ecnlab − paper| ≤ tolerance·|paper|
+/// (plus 1e-12 for rounding). A non-finite value never is.
+pub fn within(paper: f64, ecnlab: f64, tolerance: f64) -> bool {
+    ecnlab.is_finite() && (ecnlab - paper).abs() <= tolerance * paper.abs() + 1e-12
 }
 
 /// One dimension of the grid; `set` templates see the axis values as `{name}`. A value may also be a table
@@ -192,6 +237,35 @@ impl Definition {
                 expr::parse(w).map_err(|m| bad(&format!("check.{i}.where"), m))?;
             }
             Over::parse(c.over.as_deref()).map_err(|m| bad(&format!("check.{i}.over"), m))?;
+        }
+        for (i, m) in self.magnitude.iter().enumerate() {
+            let at = |f: &str| format!("magnitude.{i}.{f}");
+            expr::parse(&m.expr).map_err(|msg| bad(&at("expr"), msg))?;
+            if let Some(w) = &m.where_ {
+                expr::parse(w).map_err(|msg| bad(&at("where"), msg))?;
+            }
+            if !["absolute", "relative"].contains(&m.kind.as_str()) {
+                return Err(bad(&at("kind"), format!("`{}`: kind is absolute or relative", m.kind)));
+            }
+            if let Some(r) = &m.reduce {
+                if !["min", "max", "mean"].contains(&r.as_str()) {
+                    return Err(bad(&at("reduce"), format!("`{r}`: reduce is min, max or mean")));
+                }
+            }
+            if let Some(t) = m.tolerance {
+                if !(t.is_finite() && t >= 0.0) {
+                    return Err(bad(&at("tolerance"), format!("{t}: a tolerance is a fraction ≥ 0")));
+                }
+                if m.why.as_deref().is_none_or(|w| w.trim().is_empty()) {
+                    return Err(bad(&at("tolerance"), "a tolerance other than 25 % needs a `why` sentence".into()));
+                }
+            }
+            if !m.paper.is_finite() || (m.paper == 0.0) {
+                return Err(bad(&at("paper"), "the paper's value must be a finite non-zero number".into()));
+            }
+            if self.magnitude[..i].iter().any(|o| o.name == m.name) {
+                return Err(bad(&at("name"), format!("`{}` is used twice", m.name)));
+            }
         }
         for (name, m) in &self.metrics {
             if let Some(e) = m.strip_prefix('=') {

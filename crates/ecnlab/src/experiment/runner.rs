@@ -489,3 +489,82 @@ pub fn write_tables(def: &Definition, g: &GridResult, out: &Path) -> Result<(), 
     }
     Ok(())
 }
+
+/// Reads back what `write_tables` wrote: DIR/table.csv (with or without the trailing `build` column that
+/// tables before it lack) and, for searches, DIR/search.csv. Axis cells take the type of the definition's
+/// value that prints the same (any scale's); other cells are numbers where they parse, else strings.
+pub fn read_tables(def: &Definition, dir: &Path) -> Result<GridResult, Error> {
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|e| Error::config(p.display().to_string(), format!("cannot read: {e}")))
+    };
+    let mut known: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for a in &def.axis {
+        known.entry(a.name.clone()).or_default().extend(a.values.iter().map(value_of));
+    }
+    for s in def.scale.values() {
+        for (a, vs) in &s.axis {
+            known.entry(a.clone()).or_default().extend(vs.iter().map(value_of));
+        }
+    }
+    let typed = |axis: &str, cell: &str| -> Value {
+        if let Some(v) = known.get(axis).and_then(|vs| vs.iter().find(|v| v.to_string() == cell)) {
+            return v.clone();
+        }
+        cell.parse::<f64>().map(Value::Num).unwrap_or_else(|_| Value::Str(cell.to_string()))
+    };
+    let text = read("table.csv")?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let bad = |m: String| Error::config(dir.join("table.csv").display().to_string(), m);
+    let is_metric = |c: &str| def.metrics.contains_key(c);
+    let axes: Vec<String> = header.iter().filter(|c| !is_metric(c) && **c != "build").map(|c| c.to_string()).collect();
+    if let Some(m) = def.metrics.keys().find(|m| !header.contains(&m.as_str())) {
+        return Err(bad(format!("no column `{m}`: the table is not this definition's")));
+    }
+    let mut points = vec![];
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != header.len() {
+            return Err(bad(format!("row {}: {} cells, the header has {}", i + 1, cells.len(), header.len())));
+        }
+        let mut binding = Binding::new();
+        let mut metrics = BTreeMap::new();
+        let mut build = String::new();
+        for (c, cell) in header.iter().zip(&cells) {
+            if *c == "build" {
+                build = cell.to_string();
+            } else if is_metric(c) {
+                let x = if cell.is_empty() {
+                    f64::NAN
+                } else {
+                    cell.parse::<f64>().map_err(|_| bad(format!("row {}: `{c}` = `{cell}` is not a number", i + 1)))?
+                };
+                metrics.insert(c.to_string(), x);
+            } else {
+                binding.insert(c.to_string(), typed(c, cell));
+            }
+        }
+        points.push(PointResult { binding, metrics, build });
+    }
+    let mut searched = vec![];
+    if let Some(search) = &def.search {
+        let text = read("search.csv")?;
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+        for line in lines.filter(|l| !l.is_empty()) {
+            let cells: Vec<&str> = line.split(',').collect();
+            let mut b = Binding::new();
+            let mut v = f64::NAN;
+            for (c, cell) in header.iter().zip(&cells) {
+                if *c == search.name {
+                    v = cell.parse().unwrap_or(f64::NAN);
+                } else {
+                    b.insert(c.to_string(), typed(c, cell));
+                }
+            }
+            searched.push((b, v));
+        }
+    }
+    Ok(GridResult { points, searched, axes, runs_executed: 0, runs_cached: 0 })
+}

@@ -24,6 +24,24 @@ fn quick(id: &str) {
     for f in ["table.csv", "check.json", "check.md"] {
         assert!(out.join(f).exists(), "{id}: {f} missing");
     }
+    // Every magnitude claim evaluates on the quick table: a finite number, unless the point it names is not run
+    // at quick scale. Whether it matches the paper is not asserted: quick is not the paper's scale.
+    let def = registry::get(id).unwrap();
+    assert_eq!(o.magnitudes.len(), def.magnitude.len(), "{id}");
+    for m in &o.magnitudes {
+        let missing = m.note.as_deref().is_some_and(|n| n.contains("no run matches"));
+        assert!(
+            m.ecnlab.is_some_and(f64::is_finite) || missing,
+            "{id}: magnitude `{}`: {:?} ({:?})",
+            m.name,
+            m.ecnlab,
+            m.note
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    assert_eq!(json["verdict"], o.verdict(), "{id}");
+    assert_eq!(json["magnitudes"].as_array().map(|a| a.len()), Some(def.magnitude.len()), "{id}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -80,6 +98,20 @@ quick_tests! {
     ecnsharp_fig17 => "ecnsharp-fig17",
     ecnsharp_fig18 => "ecnsharp-fig18",
     ecnsharp_fig20 => "ecnsharp-fig20",
+}
+
+#[test]
+fn every_registered_definition_parses_with_its_magnitude_claims() {
+    for id in registry::ids() {
+        let d = registry::get(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert!(
+            !d.magnitude.is_empty() || d.magnitude_note.is_some(),
+            "{id}: no magnitude claim and no note saying why"
+        );
+        for m in &d.magnitude {
+            assert!(m.claim.contains('§') || m.claim.contains("Fig"), "{id}: `{}` cites no section or figure", m.name);
+        }
+    }
 }
 
 #[test]
