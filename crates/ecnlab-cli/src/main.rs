@@ -38,7 +38,8 @@ USAGE:
                         [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
   ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
 
-SCENARIO is a TOML file or the name of a shipped scenario (see `list`).
+SCENARIO is a TOML file or the name of a shipped scenario (see `list`). `run`, `bench` and `reproduce` take
+--no-fast-paths: every fast path off (lazy departures, idle pass-through, one-sided pumps); the same results, slower.
 Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input, 130 interrupted (Ctrl-C; 143 on
 SIGTERM): `run` then writes no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
 
@@ -105,6 +106,7 @@ fn names() -> Vec<&'static str> {
 fn cmd_run(mut a: Args) -> Result<(), Error> {
     interrupt::install();
     let out = a.value("--out")?.ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
+    let no_fast_paths = a.flag("--no-fast-paths");
     let seed = a.value("--seed")?;
     let mut sets = a.values("--set")?;
     if let Some(s) = seed {
@@ -116,7 +118,7 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
     // The output location is checked, and its staging directory made, before the simulation: a bad `--out`
     // costs no run, and a failed or interrupted run removes what it staged.
     let staged = ecnlab::outdir::Staged::new(Path::new(&out))?;
-    let report = ecnlab::run_with(&sc, &interrupt::run_options())?;
+    let report = ecnlab::run_with(&sc, &interrupt::run_options(no_fast_paths))?;
     interrupt::token().check()?; // a signal after the last check: still no directory
     report.write_staged(staged)?;
     let s = &report.summary;
@@ -222,11 +224,12 @@ fn use_huge_pages(cmd: &str) -> Result<(), Error> {
 fn cmd_bench(mut a: Args) -> Result<(), Error> {
     interrupt::install();
     let json = a.flag("--json");
+    let no_fast_paths = a.flag("--no-fast-paths");
     let spec = a.value("--scenario")?.unwrap_or_else(|| "dctcp-8flows".into());
     let sets = a.values("--set")?;
     a.done()?;
     let sc = load(&spec, &sets)?;
-    let report = ecnlab::run_with(&sc, &interrupt::run_options())?;
+    let report = ecnlab::run_with(&sc, &interrupt::run_options(no_fast_paths))?;
     let s = &report.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
     // The bottleneck: the port in the summary (a switch's, or a host's like a switch's) that sent the most
@@ -284,6 +287,7 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     let quick = a.flag("--quick");
     let paper = a.flag("--paper");
     let recheck = a.flag("--recheck");
+    let no_fast_paths = a.flag("--no-fast-paths");
     let jobs = match a.value("--jobs")? {
         Some(j) => j
             .parse::<usize>()
@@ -325,7 +329,8 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
             // The table's own scale (check.json) unless --quick/--paper says otherwise.
             experiment::recheck(i, &dir, (quick || paper).then_some(scale))?
         } else {
-            let opts = Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token() };
+            let opts =
+                Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token(), no_fast_paths };
             experiment::reproduce(i, &opts)?
         };
         let passed = o.checks.iter().filter(|c| c.passed()).count();
@@ -631,8 +636,13 @@ mod interrupt {
         TOKEN.get_or_init(ecnlab::Cancel::new).clone()
     }
 
-    pub fn run_options() -> ecnlab::RunOptions {
-        ecnlab::RunOptions { progress: std::io::IsTerminal::is_terminal(&std::io::stderr()), cancel: token() }
+    /// Options for a run this signal handling can stop; `no_fast_paths` from `--no-fast-paths`.
+    pub fn run_options(no_fast_paths: bool) -> ecnlab::RunOptions {
+        ecnlab::RunOptions {
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            cancel: token(),
+            no_fast_paths,
+        }
     }
 
     /// The exit code for an interrupted run: 130 after Ctrl-C, as shells report a process the signal ended.

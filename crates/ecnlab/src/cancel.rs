@@ -42,4 +42,7 @@ pub struct RunOptions {
     pub progress: bool,
     /// The run stops with `Error::Interrupted` soon after this is cancelled.
     pub cancel: Cancel,
+    /// Every fast path off (`Sim::without_fast_paths`): the same results, more events and time. For checking
+    /// that the fast paths change nothing (`ecnlab-sim run --no-fast-paths`, the `identity` tests).
+    pub no_fast_paths: bool,
 }

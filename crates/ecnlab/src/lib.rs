@@ -64,6 +64,9 @@ pub fn run_with(sc: &Scenario, opts: &RunOptions) -> Result<RunReport> {
     let t0 = std::time::Instant::now();
     opts.cancel.check()?;
     let mut sim = Sim::new(sc)?;
+    if opts.no_fast_paths {
+        sim.without_fast_paths();
+    }
     sim.run_with(opts)?;
     sim.check_conservation().map_err(|e| Error::Run(format!("conservation violated: {e}")))?;
     let wall = t0.elapsed().as_secs_f64();

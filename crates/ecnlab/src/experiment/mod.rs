@@ -49,6 +49,16 @@ fn at_scale(def: &Definition, scale: &str) -> Definition {
 /// time and run count reported are the original run's (from check.json, when present).
 pub fn recheck(id: &str, dir: &std::path::Path, scale: Option<ScaleKind>) -> Result<Outcome, Error> {
     let def = registry::get(id)?;
+    // It rewrites check.json and check.md: only in a directory ecnlab wrote as an experiment's.
+    if crate::outdir::kind_of(dir) != Some(crate::outdir::Kind::Experiment) {
+        return Err(Error::config(
+            "--out",
+            format!(
+                "`{}` is not an ecnlab experiment directory (no `.ecnlab` marker of kind experiment)",
+                dir.display()
+            ),
+        ));
+    }
     let old: Option<serde_json::Value> =
         std::fs::read_to_string(dir.join("check.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
     let scale = match (scale, old.as_ref().and_then(|o| o["scale"].as_str())) {

@@ -42,6 +42,8 @@ pub struct Options {
     /// Stops the grid: no further point starts, running ones end with `Error::Interrupted`; finished points
     /// stay in the cache (`runs/`), so running the same grid again resumes it.
     pub cancel: crate::Cancel,
+    /// Every point run with every fast path off (`RunOptions::no_fast_paths`): the same table, slower.
+    pub no_fast_paths: bool,
 }
 
 /// One completed run: its coordinates and metrics (NaN where the summary had no value).
@@ -245,6 +247,7 @@ struct Ctx<'a> {
     started: Instant,
     progress: bool,
     cancel: crate::Cancel,
+    no_fast_paths: bool,
 }
 
 impl Ctx<'_> {
@@ -264,7 +267,8 @@ impl Ctx<'_> {
             self.cached.fetch_add(1, Ordering::Relaxed);
             return Ok(p);
         }
-        let opts = crate::RunOptions { progress: false, cancel: self.cancel.clone() };
+        let opts =
+            crate::RunOptions { progress: false, cancel: self.cancel.clone(), no_fast_paths: self.no_fast_paths };
         let report = crate::run_with(&sc, &opts).map_err(|e| match e {
             Error::Interrupted => e, // stays distinct: the caller reports an interruption, not a failed point
             e => Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))),
@@ -328,6 +332,7 @@ pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
         started: Instant::now(),
         progress: opts.progress && std::io::stderr().is_terminal(),
         cancel: opts.cancel.clone(),
+        no_fast_paths: opts.no_fast_paths,
     };
     let next = AtomicUsize::new(0);
     let points = Mutex::new(Vec::new());

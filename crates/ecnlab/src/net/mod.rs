@@ -249,11 +249,10 @@ impl Network {
     pub fn route(&self, s: u32, dst: u32, flow_hash: u64) -> u32 {
         let to = self.attachment[dst as usize];
         let (start, n) = self.routes[s as usize * self.edge_switches.len() + to.column as usize];
-        if n == 1 {
-            return start;
-        }
-        if n == 0 {
-            return to.down;
+        if n <= 1 {
+            // One next hop, or none at the destination's own switch (n = 0), where the last hop is the port
+            // down to the host: a select, not a third branch, so a hop still takes one of two ways.
+            return if n == 0 { to.down } else { start };
         }
         self.ecmp(s, start, n, flow_hash)
     }

@@ -171,6 +171,20 @@ impl Sim {
         self.events.push(at, ev);
     }
 
+    /// Turns every fast path off, before the run: each departure by its own `TxDone` event (no lazy
+    /// departures), every packet through its port's FIFO and scheduler (no idle pass-through), both endpoints
+    /// drained after every input (no one-sided pumps), and every host-port departure reading its flow's extra
+    /// delay. Each is an optimisation that must change no result; running both ways and comparing outputs is
+    /// the test of all of them together (`tests/integration/identity.rs`).
+    pub fn without_fast_paths(&mut self) {
+        self.departures.fill(Departures::ByEvent);
+        for p in &mut self.ports {
+            p.pass_idle = false;
+        }
+        self.receiver_events_leave_senders = false;
+        self.any_extra_delay = true;
+    }
+
     /// Runs to `duration` (or until nothing is left to do).
     pub fn run(&mut self) -> Result<(), Error> {
         self.run_with_progress(false)

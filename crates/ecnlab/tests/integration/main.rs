@@ -8,6 +8,7 @@ mod core;
 mod experiments;
 mod flowsched;
 mod host_queue;
+mod identity;
 mod rdma;
 mod scale;
 mod schemes;
