@@ -216,7 +216,7 @@ fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyR
 /// Runs one scenario on a worker thread with the GIL released; Ctrl-C (or `cancel_all`) stops it.
 #[pyfunction]
 fn run(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<Report> {
-    interruptible(py, |cancel| ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { progress: false, cancel }))
+    interruptible(py, |cancel| ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { cancel, ..Default::default() }))
         .map(Report)
 }
 
