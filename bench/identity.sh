@@ -33,7 +33,8 @@ trap 'rm -rf "$work"' EXIT
 strip() {
   python3 - "$1" <<'EOF'
 import json, sys
-DROP = {"wall_time_s", "events", "events_per_s", "ecnlab", "scenario_hash", "commit"}
+# build, checksum, builds: which simulator build made a grid point (its source hash), not what it computed.
+DROP = {"wall_time_s", "events", "events_per_s", "ecnlab", "scenario_hash", "commit", "build", "checksum", "builds"}
 def clean(v):
     if isinstance(v, dict):
         return {k: clean(x) for k, x in v.items() if k not in DROP}
