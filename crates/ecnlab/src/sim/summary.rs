@@ -307,7 +307,7 @@ pub struct FctSummary {
     pub slowdown: Stats,
 }
 
-/// `fct.bins`: the papers' size bins ([`BINS`](super::report::BINS)), payload bytes, decimal units.
+/// `fct.bins`: the papers' size bins (`report::BINS`), payload bytes, decimal units.
 #[derive(Clone, Debug, Serialize)]
 pub struct FctBins {
     /// Sizes in (0, 100 KB].
