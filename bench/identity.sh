@@ -3,8 +3,9 @@
 # scenario (leafspine-mqecn cut to FLOWS flows) and every experiment's --quick grid with both binaries, then
 # compares fct.csv byte for byte and summary.json / check.json with the fields that measure the machine
 # (wall time, events/s, the build's commit, the scenario hash) and the number of events handled (the
-# implementation's count: a change that saves events leaves every result the same) left out. Exit 0 iff
-# everything matches.
+# implementation's count: a change that saves events leaves every result the same) left out, as are the
+# run cache's build identity (a grid point's `build` and `checksum`, check.json's `builds`), which name the
+# simulator's source hash and so differ between any two source trees. Exit 0 iff everything matches.
 #
 # Usage: bench/identity.sh BASE_BIN NEW_BIN [FLOWS] [--no-grids]
 #   e.g.  cp target/release/ecnlab-sim /tmp/base-sim   (before the change)

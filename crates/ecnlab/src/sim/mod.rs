@@ -3,10 +3,12 @@
 
 mod build;
 pub(crate) mod report;
+pub mod summary;
 mod traffic;
 mod workload;
 
 pub use report::{FlowRecord, RunReport};
+pub use summary::RunSummary;
 pub use traffic::{load_cdf, load_rtt};
 
 use crate::engine::{Event, EventQueue, Rng};

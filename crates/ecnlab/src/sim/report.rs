@@ -1,5 +1,6 @@
 //! What a run produces: summary.json, fct.csv, series/*.csv and the optional trace, written atomically.
 
+use super::summary::*;
 use super::workload::WorkloadState;
 use super::Sim;
 use crate::error::Error;
@@ -9,7 +10,8 @@ use crate::observe::{fmt_num, LogHist, Series, TraceRecord};
 use crate::port::{Counters, OccupancyStats};
 use crate::scenario::{PortSettings, Scenario, TraceFilter};
 use crate::units::Time;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub(crate) struct TraceSpec {
@@ -71,7 +73,11 @@ pub struct FlowRecord {
 }
 
 pub struct RunReport {
+    /// summary.json: the JSON value of [`RunReport::summary_typed`] (objects with their keys in alphabetical
+    /// order), which the run directory, the Python bindings and experiment metrics (by JSON pointer) read.
     pub summary: Value,
+    /// The same summary, typed.
+    typed: RunSummary,
     pub flows: Vec<FlowRecord>,
     pub series: Vec<Series>,
     pub trace: Vec<TraceRecord>,
@@ -83,66 +89,62 @@ pub struct RunReport {
 pub const BINS: [(&str, u64, u64); 3] =
     [("small", 0, 100_000), ("medium", 100_000, 10_000_000), ("large", 10_000_000, u64::MAX)];
 
-fn fct_stats(fcts: &mut [f64]) -> Value {
+fn fct_stats(fcts: &mut [f64]) -> Stats {
     if fcts.is_empty() {
-        return json!({"count": 0});
+        return Stats { count: 0, mean_s: None, p50_s: None, p95_s: None, p99_s: None, max_s: None };
     }
     fcts.sort_by(|a, b| a.partial_cmp(b).expect("finite FCT"));
     let n = fcts.len();
     let q = |p: f64| fcts[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
-    json!({
-        "count": n,
-        "mean_s": fcts.iter().sum::<f64>() / n as f64,
-        "p50_s": q(0.5),
-        "p95_s": q(0.95),
-        "p99_s": q(0.99),
-        "max_s": fcts[n - 1],
-    })
+    Stats {
+        count: n as u64,
+        mean_s: Some(fcts.iter().sum::<f64>() / n as f64),
+        p50_s: Some(q(0.5)),
+        p95_s: Some(q(0.95)),
+        p99_s: Some(q(0.99)),
+        max_s: Some(fcts[n - 1]),
+    }
 }
 
-fn hist_us(h: &LogHist) -> Value {
-    json!({
-        "count": h.samples(),
-        "mean_us": h.mean().map(|v| v / 1e6),
-        "p50_us": h.quantile(0.5).map(|v| v / 1e6),
-        "p99_us": h.quantile(0.99).map(|v| v / 1e6),
-        "max_us": (h.samples() > 0).then(|| h.max() as f64 / 1e6),
-    })
+fn hist_us(h: &LogHist) -> HistSummary {
+    HistSummary {
+        count: h.samples(),
+        mean_us: h.mean().map(|v| v / 1e6),
+        p50_us: h.quantile(0.5).map(|v| v / 1e6),
+        p99_us: h.quantile(0.99).map(|v| v / 1e6),
+        max_us: (h.samples() > 0).then(|| h.max() as f64 / 1e6),
+    }
 }
 
-fn counters_json(c: &Counters) -> Value {
-    let marks: Map<String, Value> =
-        MarkReason::ALL.iter().map(|r| (r.name().into(), c.marks[*r as usize].into())).collect();
-    let drops: Map<String, Value> =
-        DropReason::ALL.iter().map(|r| (r.name().into(), c.drops[*r as usize].into())).collect();
-    json!({
-        "arrived_pkts": c.arrived_pkts,
-        "arrived_bytes": c.arrived_bytes,
-        "sent_pkts": c.sent_pkts,
-        "sent_bytes": c.sent_bytes,
-        "marked_pkts": c.total_marks(),
-        "dropped_pkts": c.total_drops(),
-        "marks": marks,
-        "drops": drops,
-        "non_ect_passed": c.non_ect_passed,
-    })
+fn counters(c: &Counters) -> CounterSummary {
+    CounterSummary {
+        arrived_pkts: c.arrived_pkts,
+        arrived_bytes: c.arrived_bytes,
+        sent_pkts: c.sent_pkts,
+        sent_bytes: c.sent_bytes,
+        marked_pkts: c.total_marks(),
+        dropped_pkts: c.total_drops(),
+        marks: MarkReason::ALL.iter().map(|r| (r.name(), c.marks[*r as usize])).collect(),
+        drops: DropReason::ALL.iter().map(|r| (r.name(), c.drops[*r as usize])).collect(),
+        non_ect_passed: c.non_ect_passed,
+    }
 }
 
-fn occupancy_json(o: OccupancyStats, mtu: u64) -> Value {
-    json!({
-        "mean_bytes": o.mean,
-        "max_bytes": o.max,
-        "p50_bytes": o.p50,
-        "p99_bytes": o.p99,
-        "min_bytes": o.min,
-        "max_all_bytes": o.max_all,
-        "std_bytes": o.std,
-        "mean_pkts": o.mean / mtu as f64,
-        "min_pkts": o.min as f64 / mtu as f64,
-        "max_all_pkts": o.max_all as f64 / mtu as f64,
-        "max_pkts": o.max as f64 / mtu as f64,
-        "p99_pkts": o.p99.map(|v| v / mtu as f64),
-    })
+fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
+    OccupancySummary {
+        mean_bytes: o.mean,
+        max_bytes: o.max,
+        p50_bytes: o.p50,
+        p99_bytes: o.p99,
+        min_bytes: o.min,
+        max_all_bytes: o.max_all,
+        std_bytes: o.std,
+        mean_pkts: o.mean / mtu as f64,
+        min_pkts: o.min as f64 / mtu as f64,
+        max_all_pkts: o.max_all as f64 / mtu as f64,
+        max_pkts: o.max as f64 / mtu as f64,
+        p99_pkts: o.p99.map(|v| v / mtu as f64),
+    }
 }
 
 fn jain(x: &[f64]) -> Option<f64> {
@@ -160,38 +162,38 @@ pub(crate) fn fnv(s: &str) -> String {
 }
 
 impl Sim {
-    /// Goodput per class between consecutive phase boundaries (the last closes at the end of the run).
     /// PFC: pauses per ingress link and priority, paused time per transmitter, peak ingress bytes.
-    fn pfc_json(&self, now: Time) -> Value {
+    fn pfc_summary(&self, now: Time) -> PfcSummary {
         let pfc = self.pfc.as_ref().expect("pfc on");
-        let mut paused = Map::new();
+        let mut paused_time_s = BTreeMap::new();
         let mut pauses_received = 0;
         for (i, p) in self.ports.iter().enumerate() {
             pauses_received += p.pause.pauses_received;
             let t = p.pause.paused_time(now);
             if t.iter().any(|t| *t > Time::ZERO) {
-                paused.insert(self.net.ports[i].name(), json!(t.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()));
+                paused_time_s.insert(self.net.ports[i].name(), t.iter().map(|t| t.as_secs_f64()).collect());
             }
         }
-        let mut peak = Map::new();
+        let mut peak_ingress_bytes = BTreeMap::new();
         for (i, ing) in pfc.ingress.iter().enumerate() {
             let m = ing.peak.iter().max().copied().unwrap_or(0);
             if m > 0 {
-                peak.insert(self.net.ports[i].name(), json!(m));
+                peak_ingress_bytes.insert(self.net.ports[i].name(), m);
             }
         }
-        json!({
-            "pauses_sent": pfc.ingress.iter().map(|i| i.pauses_sent).sum::<u64>(),
-            "pauses_received": pauses_received,
-            "paused_time_s": paused,
-            "peak_ingress_bytes": peak,
-            "max_peak_ingress_bytes": pfc.ingress.iter().flat_map(|i| i.peak).max().unwrap_or(0),
-            "xoff_bytes": pfc.xoff,
-            "xon_bytes": pfc.xon,
-        })
+        PfcSummary {
+            pauses_sent: pfc.ingress.iter().map(|i| i.pauses_sent).sum::<u64>(),
+            pauses_received,
+            paused_time_s,
+            peak_ingress_bytes,
+            max_peak_ingress_bytes: pfc.ingress.iter().flat_map(|i| i.peak).max().unwrap_or(0),
+            xoff_bytes: pfc.xoff,
+            xon_bytes: pfc.xon,
+        }
     }
 
-    fn phases_json(&self, classes: &[usize], now: Time) -> Value {
+    /// Goodput per class between consecutive phase boundaries (the last closes at the end of the run).
+    fn phase_summaries(&self, classes: &[usize], now: Time) -> Vec<Phase> {
         let mut out = vec![];
         for i in 0..self.phases.len() {
             let (t0, Some(d0)) = (self.phases[i], &self.phase_snapshots[i]) else { continue };
@@ -200,11 +202,11 @@ impl Sim {
                 _ => (now, &self.class_delivered),
             };
             let span = (t1 - t0).as_secs_f64().max(1e-12);
-            let per: Map<String, Value> =
-                classes.iter().map(|&c| (c.to_string(), json!((d1[c] - d0[c]) as f64 * 8.0 / span / 1e9))).collect();
-            out.push(json!({"from_s": t0.as_secs_f64(), "to_s": t1.as_secs_f64(), "per_class_gbps": per}));
+            let per_class_gbps =
+                classes.iter().map(|&c| (c.to_string(), (d1[c] - d0[c]) as f64 * 8.0 / span / 1e9)).collect();
+            out.push(Phase { from_s: t0.as_secs_f64(), to_s: t1.as_secs_f64(), per_class_gbps });
         }
-        Value::Array(out)
+        out
     }
 
     pub fn report(&mut self, sc: &Scenario, wall_time_s: f64) -> RunReport {
@@ -242,7 +244,7 @@ impl Sim {
 
         // Ports that queue: switch ports, and host ports when they are like a switch's (a host NIC never
         // marks or drops).
-        let mut ports = Map::new();
+        let mut ports = BTreeMap::new();
         let mut total = Counters::default();
         for (i, p) in self.ports.iter_mut().enumerate() {
             let spec = &self.net.ports[i];
@@ -262,37 +264,36 @@ impl Sim {
                 total.drops[k] += c.drops[k];
             }
             let mtu = spec.mtu.0;
-            let queues: Vec<Value> = p
+            let queues = p
                 .queues
                 .iter_mut()
-                .map(|q| json!({"counters": counters_json(&q.counters()), "occupancy": occupancy_json(q.occupancy.stats(now), mtu)}))
+                .map(|q| QueueSummary {
+                    counters: counters(&q.counters()),
+                    occupancy: occupancy(q.occupancy.stats(now), mtu),
+                })
                 .collect();
             let c0 = &p.at_window_start.0;
-            let mut v = json!({
-                "rate_gbps": spec.rate.as_gbps(),
-                "utilization": p.utilization(now, now - self.warmup),
-                "counters": counters_json(&c),
-                "window_counters": counters_json(&c.since(c0)),
-                "occupancy": occupancy_json(p.port_occupancy().stats(now), mtu),
-                "queues": queues,
-            });
-            if let Some(b) = p.arrival_backlog_min() {
-                v["arrival_backlog_min_pkts"] = json!(b as f64 / mtu as f64);
-            }
-            if let Some((t, cwnd)) = p.first_mark {
-                v["first_mark"] = json!({"time_s": t.as_secs_f64(), "cwnd_segments": cwnd});
-            }
+            let v = PortSummary {
+                rate_gbps: spec.rate.as_gbps(),
+                utilization: p.utilization(now, now - self.warmup),
+                counters: counters(&c),
+                window_counters: counters(&c.since(c0)),
+                occupancy: occupancy(p.port_occupancy().stats(now), mtu),
+                queues,
+                arrival_backlog_min_pkts: p.arrival_backlog_min().map(|b| b as f64 / mtu as f64),
+                first_mark: p.first_mark.map(|(t, cwnd)| FirstMark { time_s: t.as_secs_f64(), cwnd_segments: cwnd }),
+            };
             ports.insert(spec.name(), v);
         }
 
         let classes: Vec<usize> = (0..self.class_delivered.len())
             .filter(|&c| self.class_delivered[c] > 0 || self.class_rtt[c].samples() > 0)
             .collect();
-        let per_class: Map<String, Value> = classes
+        let per_class_gbps = classes
             .iter()
             .map(|&c| {
                 let b = self.class_delivered[c] - self.class_delivered_at_warmup[c];
-                (c.to_string(), json!(b as f64 * 8.0 / window / 1e9))
+                (c.to_string(), b as f64 * 8.0 / window / 1e9)
             })
             .collect();
         let total_goodput: f64 = (0..self.class_delivered.len())
@@ -304,83 +305,87 @@ impl Sim {
             .filter(|(_, f)| f.size.is_none() && f.start <= self.warmup)
             .map(|(r, _)| r.goodput_gbps)
             .collect();
-        let mut rtt: Map<String, Value> =
-            classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect();
-        rtt.insert("all".into(), hist_us(&self.all_rtt));
-        let phases = self.phases_json(&classes, now);
+        let rtt = RttSummary {
+            all: hist_us(&self.all_rtt),
+            per_class: classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect(),
+        };
+        let phases = self.phase_summaries(&classes, now);
 
-        let mut bins = Map::new();
-        for (name, lo, hi) in BINS {
+        let [small, medium, large] = BINS.map(|(_, lo, hi)| {
             let mut v: Vec<f64> = flows
                 .iter()
                 .filter(|r| r.size_bytes.is_some_and(|s| s > lo && s <= hi))
                 .filter_map(|r| r.fct_s)
                 .collect();
-            bins.insert(name.into(), fct_stats(&mut v));
-        }
+            fct_stats(&mut v)
+        });
         let sized: Vec<&FlowRecord> = flows.iter().filter(|r| r.size_bytes.is_some()).collect();
         let mut all: Vec<f64> = sized.iter().filter_map(|r| r.fct_s).collect();
         let finished = all.len();
         let mut slow: Vec<f64> = sized.iter().filter_map(|r| r.slowdown).collect();
-        let slow_stats = fct_stats(&mut slow);
+        let slowdown = fct_stats(&mut slow);
 
-        let pools: Vec<Value> = self
+        let pools = self
             .pools
             .iter_mut()
             .enumerate()
-            .map(|(sw, p)| {
-                json!({"switch": format!("s{sw}"), "size_bytes": p.size, "occupancy": occupancy_json(p.occupancy.stats(now), sc.mtu.0)})
+            .map(|(sw, p)| PoolSummary {
+                switch: format!("s{sw}"),
+                size_bytes: p.size,
+                occupancy: occupancy(p.occupancy.stats(now), sc.mtu.0),
             })
             .collect();
-        let workloads: Vec<Value> = self.workloads.iter().map(|w| workload_json(w, &self.flows)).collect();
+        let workloads = self.workloads.iter().map(|w| workload_summary(w, &self.flows)).collect();
         let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats().timeouts as u64).sum();
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats().retransmits as u64).sum();
         let config_toml = sc.to_toml();
-        let mut summary = json!({
-            "ecnlab": {"version": env!("CARGO_PKG_VERSION"), "commit": option_env!("ECNLAB_COMMIT").unwrap_or("unknown")},
-            "scenario": {"name": sc.name, "hash": fnv(&config_toml), "seed": sc.seed},
-            "sim_time_s": now.as_secs_f64(),
-            "traffic_end_s": self.traffic_end.as_secs_f64(),
-            "wall_time_s": wall_time_s,
-            "events": self.events_processed,
-            "events_per_s": self.events_processed as f64 / wall_time_s.max(1e-9),
-            "window": {"from_s": self.warmup.as_secs_f64(), "to_s": now.as_secs_f64()},
-            "goodput": {
-                "total_gbps": total_goodput,
-                "per_class_gbps": per_class,
-                "long_lived_flows": long_lived.len(),
-                "jain_long_lived": jain(&long_lived),
+        let typed = RunSummary {
+            ecnlab: Build {
+                version: env!("CARGO_PKG_VERSION").into(),
+                commit: option_env!("ECNLAB_COMMIT").unwrap_or("unknown").into(),
             },
-            "totals": {
-                "switch_arrived_pkts": total.arrived_pkts,
-                "switch_sent_pkts": total.sent_pkts,
-                "marked_pkts": total.total_marks(),
-                "dropped_pkts": total.total_drops(),
-                "timeouts": timeouts,
-                "retransmits": retransmits,
-                "flows": self.flows.len(),
+            scenario: ScenarioId { name: sc.name.clone(), hash: fnv(&config_toml), seed: sc.seed },
+            sim_time_s: now.as_secs_f64(),
+            traffic_end_s: self.traffic_end.as_secs_f64(),
+            wall_time_s,
+            events: self.events_processed,
+            events_per_s: self.events_processed as f64 / wall_time_s.max(1e-9),
+            window: Window { from_s: self.warmup.as_secs_f64(), to_s: now.as_secs_f64() },
+            goodput: Goodput {
+                total_gbps: total_goodput,
+                per_class_gbps,
+                long_lived_flows: long_lived.len() as u64,
+                jain_long_lived: jain(&long_lived),
             },
-            "ports": ports,
-            "pools": pools,
-            "rtt": rtt,
-            "phases": phases,
-            "fct": {
-                "flows_with_size": sized.len(),
-                "finished": finished,
-                "unfinished": sized.len() - finished,
-                "bins": bins,
-                "overall": fct_stats(&mut all),
-                "slowdown": slow_stats,
+            totals: Totals {
+                switch_arrived_pkts: total.arrived_pkts,
+                switch_sent_pkts: total.sent_pkts,
+                marked_pkts: total.total_marks(),
+                dropped_pkts: total.total_drops(),
+                timeouts,
+                retransmits,
+                flows: self.flows.len() as u64,
             },
-            "workloads": workloads,
-        });
-        if self.pfc.is_some() {
-            summary.as_object_mut().expect("object").insert("pfc".into(), self.pfc_json(now));
-        }
-        if let Some(p) = sc.transport.pias {
-            let pias = json!({"levels": p.levels(), "thresholds_bytes": p.thresholds()});
-            summary.as_object_mut().expect("object").insert("pias".into(), pias);
-        }
+            ports,
+            pools,
+            rtt,
+            phases,
+            fct: FctSummary {
+                flows_with_size: sized.len() as u64,
+                finished: finished as u64,
+                unfinished: (sized.len() - finished) as u64,
+                bins: FctBins { small, medium, large },
+                overall: fct_stats(&mut all),
+                slowdown,
+            },
+            workloads,
+            pfc: self.pfc.is_some().then(|| self.pfc_summary(now)),
+            pias: sc
+                .transport
+                .pias
+                .map(|p| PiasSummary { levels: p.levels(), thresholds_bytes: p.thresholds().to_vec() }),
+        };
+        let summary = serde_json::to_value(&typed).expect("a summary is JSON");
         let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
             self.series.iter().filter(|s| !s.rows.is_empty()).cloned().collect()
         } else {
@@ -400,6 +405,7 @@ impl Sim {
         }
         RunReport {
             summary,
+            typed,
             flows,
             series,
             trace: std::mem::take(&mut self.trace_records),
@@ -411,68 +417,65 @@ impl Sim {
 
 /// FCT statistics of a workload's finished flows, timed from the first data byte (ECN* §5.2) and from the
 /// flow's start, and the fraction of flows that met a retransmission timeout.
-fn flows_json(ids: &[u32], flows: &[super::Flow]) -> Value {
+fn flow_stats(ids: &[u32], flows: &[super::Flow]) -> FlowStats {
     let fs: Vec<&super::Flow> = ids.iter().map(|&i| &flows[i as usize]).collect();
     let mut from_start: Vec<f64> = fs.iter().filter_map(|f| f.finish.map(|t| (t - f.start).as_secs_f64())).collect();
     let mut from_data: Vec<f64> =
         fs.iter().filter_map(|f| f.finish.zip(f.first_data).map(|(t, d)| (t - d).as_secs_f64())).collect();
     let with_timeout = fs.iter().filter(|f| f.sender.stats().timeouts > 0).count();
-    json!({
-        "flows": fs.len(),
-        "finished": from_start.len(),
-        "timeout_fraction": if fs.is_empty() { 0.0 } else { with_timeout as f64 / fs.len() as f64 },
-        "fct": fct_stats(&mut from_start),
-        "fct_from_first_data": fct_stats(&mut from_data),
-    })
+    FlowStats {
+        flows: fs.len() as u64,
+        finished: from_start.len() as u64,
+        timeout_fraction: if fs.is_empty() { 0.0 } else { with_timeout as f64 / fs.len() as f64 },
+        fct: fct_stats(&mut from_start),
+        fct_from_first_data: fct_stats(&mut from_data),
+    }
 }
 
-fn workload_json(w: &WorkloadState, flows: &[super::Flow]) -> Value {
-    let with = |kind: &str, ids: &[u32]| {
-        let mut v = flows_json(ids, flows);
-        v["kind"] = kind.into();
-        v
-    };
+fn workload_summary(w: &WorkloadState, flows: &[super::Flow]) -> WorkloadSummary {
     match w {
-        WorkloadState::Flows { flows: ids, .. } => with("flows", ids),
-        WorkloadState::BackToBack { flows: ids, .. } => with("back_to_back", ids),
+        WorkloadState::Flows { flows: ids, .. } => WorkloadSummary::Flows(flow_stats(ids, flows)),
+        WorkloadState::BackToBack { flows: ids, .. } => WorkloadSummary::BackToBack(flow_stats(ids, flows)),
         WorkloadState::Incast(inc) => {
             let times: Vec<f64> = inc.round_times.iter().map(|t| t.as_secs_f64()).collect();
             let bytes = inc.block as f64 * inc.senders.len() as f64;
             let total: f64 = times.iter().sum();
-            json!({
-                "kind": "incast",
-                "senders": inc.senders.len(),
-                "rounds_completed": times.len(),
-                "rounds": inc.rounds,
-                "round_times_s": times,
-                "requests_resent": inc.requests_resent,
-                "goodput_gbps": (total > 0.0).then(|| bytes * times.len() as f64 * 8.0 / total / 1e9),
+            WorkloadSummary::Incast(IncastSummary {
+                senders: inc.senders.len() as u64,
+                rounds_completed: times.len() as u64,
+                rounds: inc.rounds,
+                goodput_gbps: (total > 0.0).then(|| bytes * times.len() as f64 * 8.0 / total / 1e9),
+                round_times_s: times,
+                requests_resent: inc.requests_resent,
             })
         }
-        WorkloadState::Poisson(p) => {
-            let mut v = with("poisson", &p.flows);
-            v["offered_load"] = json!(p.offered_load());
-            if p.persistent {
-                v["connections"] = json!(p.pools.values().map(Vec::len).sum::<usize>());
-                v["connections_reused"] = json!(p.reused);
-            }
-            v
-        }
+        WorkloadState::Poisson(p) => WorkloadSummary::Poisson(PoissonSummary {
+            flows: flow_stats(&p.flows, flows),
+            offered_load: p.offered_load(),
+            connections: p.persistent.then(|| p.pools.values().map(Vec::len).sum::<usize>() as u64),
+            connections_reused: p.persistent.then_some(p.reused),
+        }),
         WorkloadState::Query(q) => {
-            let mut v = with("query", &q.flows);
             let all_done = q.flows.iter().all(|&f| flows[f as usize].finish.is_some());
             let start = q.flows.first().map(|&f| flows[f as usize].start);
             let end = q.flows.iter().filter_map(|&f| flows[f as usize].finish).max();
-            v["qct_s"] = json!(start.zip(end).filter(|_| all_done).map(|(s, e)| (e - s).as_secs_f64()));
-            v
+            WorkloadSummary::Query(QuerySummary {
+                flows: flow_stats(&q.flows, flows),
+                qct_s: start.zip(end).filter(|_| all_done).map(|(s, e)| (e - s).as_secs_f64()),
+            })
         }
         WorkloadState::Probe { sent, rtt, .. } => {
-            json!({"kind": "probe", "sent": sent, "rtt": hist_us(rtt)})
+            WorkloadSummary::Probe(ProbeSummary { sent: *sent, rtt: hist_us(rtt) })
         }
     }
 }
 
 impl RunReport {
+    /// The run's summary as typed values: the fields of summary.json, documented in [`super::summary`].
+    pub fn summary_typed(&self) -> &RunSummary {
+        &self.typed
+    }
+
     pub fn fct_csv(&self) -> String {
         let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
         let mut s = String::from(
