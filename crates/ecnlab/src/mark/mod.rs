@@ -466,6 +466,26 @@ impl crate::sched::RoundSink for AnyMarker {
     }
 }
 
+/// A `Custom` marker's hooks, out of line and cold: the built-in schemes' dispatch, which the port inlines,
+/// stays as small as it was before `Custom` existed (its view behind a trait object costs code, not time).
+#[cold]
+#[inline(never)]
+fn custom_on_enqueue<Q: Queues>(m: &mut Box<dyn DynMarker>, st: &PortState<Q>, q: usize, p: &Packet) -> Verdict {
+    m.on_enqueue(&st.as_dyn(), q, p)
+}
+
+#[cold]
+#[inline(never)]
+fn custom_on_dequeue<Q: Queues>(
+    m: &mut Box<dyn DynMarker>,
+    st: &PortState<Q>,
+    q: usize,
+    p: &Packet,
+    sojourn: Time,
+) -> Verdict {
+    m.on_dequeue(&st.as_dyn(), q, p, sojourn)
+}
+
 /// Generates, from the registry list below, `AnyMarker` (one variant per marker type, plus `None` and
 /// `Custom`), `MarkerConfig` (one serde `kind` per config table, plus `none`) and their exhaustive dispatch.
 /// An entry is `Variant(marker type) { ConfigVariant(config type), … }`, optionally behind `#[cfg(…)]`; a
@@ -498,7 +518,7 @@ macro_rules! registry {
                     $( #[cfg($c)] AnyMarker::$V(m) => {
                         if <$T as Marker>::ACTS.enqueue { Marker::on_enqueue(m, st, q, p) } else { Verdict::Pass }
                     } )*
-                    AnyMarker::Custom(m) => m.on_enqueue(&st.as_dyn(), q, p),
+                    AnyMarker::Custom(m) => custom_on_enqueue(m, st, q, p),
                 }
             }
 
@@ -520,7 +540,7 @@ macro_rules! registry {
                     $( #[cfg($c)] AnyMarker::$V(m) => {
                         if <$T as Marker>::ACTS.dequeue { Marker::on_dequeue(m, st, q, p, sojourn) } else { Verdict::Pass }
                     } )*
-                    AnyMarker::Custom(m) => m.on_dequeue(&st.as_dyn(), q, p, sojourn),
+                    AnyMarker::Custom(m) => custom_on_dequeue(m, st, q, p, sojourn),
                 }
             }
 

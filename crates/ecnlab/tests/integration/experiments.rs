@@ -101,7 +101,8 @@ fn rerunning_into_the_same_directory_skips_completed_runs() {
 fn a_cached_point_edited_by_hand_or_made_by_another_build_is_run_again() {
     let out = std::env::temp_dir().join(format!("ecnlab-cache-trust-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false, cancel: Default::default() };
+    let opts =
+        Options { scale: ScaleKind::Quick, jobs: 1, out: out.clone(), progress: false, cancel: Default::default() };
     let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
     let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
     // Every row names the build that ran it.
