@@ -273,6 +273,18 @@ impl QueueLen {
             QueueLen::Time(t) => rate.bytes_in(t),
         }
     }
+
+    /// As `resolve`, in u128 so that absurd values cannot wrap (validation compares them with the buffer).
+    pub fn resolve_wide(self, mtu: Bytes, rate: Rate) -> u128 {
+        match self {
+            QueueLen::Bytes(b) => b.0 as u128,
+            QueueLen::MilliPackets(mp) => mp as u128 * mtu.0 as u128 / 1000,
+            QueueLen::Time(t) => {
+                let den = 8 * PS_PER_S as u128;
+                (rate.0 as u128 * t.0 as u128 + den / 2) / den
+            }
+        }
+    }
 }
 
 impl std::str::FromStr for QueueLen {

@@ -20,7 +20,8 @@
 //! entry the RFC forwards the next packet unconditionally; here that packet is judged normally (it cannot be
 //! dropped, `drop_next > now`, but a not-ok_to_drop packet ends the state one packet earlier).
 
-use super::{DropReason, MarkReason, PortState, Verdict};
+use super::{Build, Check, DropReason, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
+use crate::error::Error;
 use crate::packet::Packet;
 use crate::units::Time;
 
@@ -43,6 +44,26 @@ struct QueueState {
     drop_next: Time,
 }
 
+/// `marker = { kind = "codel", target = "5us", interval = "100us" }`: CoDel (RFC 8289) per queue, marking ECT
+/// packets where it would drop; non-ECT ones are dropped.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    pub target: Time,
+    pub interval: Time,
+}
+
+impl MarkerSpec for CodelConfig {
+    type Marker = Codel;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.positive("target", self.target)?;
+        c.positive("interval", self.interval)
+    }
+    fn build(&self, b: Build) -> Result<Codel, Error> {
+        Ok(Codel::new(b.queues, self.target, self.interval))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Codel {
     pub target: Time,
@@ -56,7 +77,7 @@ impl Codel {
     }
 
     /// Runs queue `q`'s state machine for one departing packet; the rule that would drop it, if any.
-    pub fn decide(&mut self, st: &PortState, q: usize, sojourn: Time) -> Option<CodelPart> {
+    pub fn decide(&mut self, st: &PortState<impl Queues>, q: usize, sojourn: Time) -> Option<CodelPart> {
         let ok = self.ok_to_drop(q, st.now, sojourn, st.queue_bytes(q) <= st.mtu.0);
         let interval = self.interval;
         let s = &mut self.queues[q];
@@ -79,15 +100,6 @@ impl Codel {
         }
     }
 
-    /// Marks an ECT packet where CoDel drops; drops a non-ECT one (an AQM drop).
-    pub fn on_dequeue(&mut self, st: &PortState, q: usize, p: &Packet, sojourn: Time) -> Verdict {
-        match self.decide(st, q, sojourn) {
-            None => Verdict::Pass,
-            Some(_) if p.ecn.is_ect() => Verdict::Mark(MarkReason::Codel),
-            Some(_) => Verdict::Drop(DropReason::Aqm),
-        }
-    }
-
     /// The RFC's `dodequeue` estimator: has the sojourn stayed above target for a whole interval?
     fn ok_to_drop(&mut self, q: usize, now: Time, sojourn: Time, at_most_one_mtu_left: bool) -> bool {
         let s = &mut self.queues[q];
@@ -101,6 +113,19 @@ impl Codel {
                 false
             }
             Some(t) => now >= t,
+        }
+    }
+}
+
+impl Marker for Codel {
+    const ACTS: super::Acts = super::Acts::DEQUEUE;
+
+    /// Marks an ECT packet where CoDel drops; drops a non-ECT one (an AQM drop).
+    fn on_dequeue(&mut self, st: &PortState<impl Queues>, q: usize, p: &Packet, sojourn: Time) -> Verdict {
+        match self.decide(st, q, sojourn) {
+            None => Verdict::Pass,
+            Some(_) if p.ecn.is_ect() => Verdict::Mark(MarkReason::Codel),
+            Some(_) => Verdict::Drop(DropReason::Aqm),
         }
     }
 }

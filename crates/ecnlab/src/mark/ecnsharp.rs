@@ -14,10 +14,11 @@
 //! `K_min`, `P_max·(x − K_min)/(K_max − K_min)` on `(K_min, K_max]`, `1` above `K_max`; the paper states it on
 //! queue length, any signal is accepted; the persistent part is unchanged.
 
-use super::{MarkReason, PortState, Verdict};
+use super::{Build, Check, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
 use crate::engine::Rng;
+use crate::error::Error;
 use crate::packet::Packet;
-use crate::units::{Bytes, Time};
+use crate::units::{Bytes, QueueLen, Time};
 
 /// A threshold on one of ECN♯'s two congestion signals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub enum Level {
 
 impl Level {
     /// This level's signal for the departing packet, in its unit (ps or bytes).
-    fn signal(self, st: &PortState, q: usize, sojourn: Time) -> u64 {
+    fn signal(self, st: &PortState<impl Queues>, q: usize, sojourn: Time) -> u64 {
         match self {
             Level::Sojourn(_) => sojourn.0,
             Level::Queue(_) => st.queue_bytes(q),
@@ -72,6 +73,76 @@ struct Persistent {
     marking: bool,
     marking_count: u32,
     marking_next: Time,
+}
+
+/// `marker = { kind = "ecnsharp", ins_target, pst_target, pst_interval }`: ECN♯ (its paper §3, Algorithm 1)
+/// on sojourn times: instantaneous `sojourn > ins_target`, plus the persistent-queue part.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnsharpConfig {
+    pub ins_target: Time,
+    pub pst_target: Time,
+    pub pst_interval: Time,
+}
+
+/// `kind = "ecnsharp_queue"`: ECN♯ on queue lengths, instantaneous `queue > ins_threshold`, persistent
+/// "above" = `queue ≥ pst_threshold`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnsharpQueueConfig {
+    pub ins_threshold: QueueLen,
+    pub pst_threshold: QueueLen,
+    pub pst_interval: Time,
+}
+
+/// `kind = "ecnsharp_red"`: ECN♯ with DCQCN (§3.5), a RED-like probability on the queue between K_min and
+/// K_max; the persistent part on sojourn times unchanged.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnsharpRedConfig {
+    pub min: QueueLen,
+    pub max: QueueLen,
+    pub max_p: f64,
+    pub pst_target: Time,
+    pub pst_interval: Time,
+}
+
+impl MarkerSpec for EcnsharpConfig {
+    type Marker = EcnSharp;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.positive("ins_target", self.ins_target)?;
+        c.positive("pst_interval", self.pst_interval)
+    }
+    fn build(&self, b: Build) -> Result<EcnSharp, Error> {
+        Ok(EcnSharp::new(b.queues, self.ins_target, self.pst_target, self.pst_interval))
+    }
+}
+
+impl MarkerSpec for EcnsharpQueueConfig {
+    type Marker = EcnSharp;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.threshold("ins_threshold", self.ins_threshold)?;
+        c.threshold("pst_threshold", self.pst_threshold)?;
+        c.positive("pst_interval", self.pst_interval)
+    }
+    fn build(&self, b: Build) -> Result<EcnSharp, Error> {
+        let (ins, pst) = (b.bytes(self.ins_threshold), b.bytes(self.pst_threshold));
+        Ok(EcnSharp::queue_based(b.queues, ins, pst, self.pst_interval))
+    }
+}
+
+impl MarkerSpec for EcnsharpRedConfig {
+    type Marker = EcnSharp;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.band(self.min, self.max)?;
+        c.probability("max_p", self.max_p)?;
+        c.positive("pst_interval", self.pst_interval)
+    }
+    fn build(&self, b: Build) -> Result<EcnSharp, Error> {
+        let (min, max) = (Level::Queue(b.bytes(self.min)), Level::Queue(b.bytes(self.max)));
+        let pst = Level::Sojourn(self.pst_target);
+        Ok(EcnSharp::probabilistic(b.queues, min, max, self.max_p, pst, self.pst_interval, b.rng))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -130,7 +201,7 @@ impl EcnSharp {
     }
 
     /// Runs both parts for one departing packet from queue `q`; which of them mark it, if any.
-    pub fn decide(&mut self, st: &PortState, q: usize, sojourn: Time) -> Option<EcnSharpPart> {
+    pub fn decide(&mut self, st: &PortState<impl Queues>, q: usize, sojourn: Time) -> Option<EcnSharpPart> {
         let ins = self.instantaneous(st, q, sojourn);
         let pst = self.persistent(st, q, sojourn);
         match (ins, pst) {
@@ -141,20 +212,7 @@ impl EcnSharp {
         }
     }
 
-    /// `sojourn` = now − the packet's enqueue time. The port's `non_ect` option handles non-ECT packets.
-    pub fn on_dequeue(&mut self, st: &PortState, q: usize, _p: &Packet, sojourn: Time) -> Verdict {
-        match self.decide(st, q, sojourn) {
-            Some(EcnSharpPart::Persistent) => Verdict::Mark(MarkReason::Persistent),
-            Some(_) => Verdict::Mark(match self.ins {
-                Instantaneous::Cutoff(Level::Sojourn(_)) => MarkReason::Sojourn,
-                Instantaneous::Cutoff(Level::Queue(_)) => MarkReason::Threshold,
-                Instantaneous::Ramp { .. } => MarkReason::Red,
-            }),
-            None => Verdict::Pass,
-        }
-    }
-
-    fn instantaneous(&mut self, st: &PortState, q: usize, sojourn: Time) -> bool {
+    fn instantaneous(&mut self, st: &PortState<impl Queues>, q: usize, sojourn: Time) -> bool {
         match self.ins {
             Instantaneous::Cutoff(k) => k.signal(st, q, sojourn) > k.value(),
             Instantaneous::Ramp { k_min, k_max, p_max } => {
@@ -174,11 +232,28 @@ impl EcnSharp {
     }
 
     /// Algorithm 1, `ShouldPersistentMark`.
-    fn persistent(&mut self, st: &PortState, q: usize, sojourn: Time) -> bool {
+    fn persistent(&mut self, st: &PortState<impl Queues>, q: usize, sojourn: Time) -> bool {
         let above = self.pst_target.signal(st, q, sojourn) >= self.pst_target.value();
         let s = &mut self.queues[q];
         let detected = s.detect(st.now, above, self.pst_interval);
         s.mark(st.now, detected, self.pst_interval)
+    }
+}
+
+impl Marker for EcnSharp {
+    const ACTS: super::Acts = super::Acts::DEQUEUE;
+
+    /// `sojourn` = now − the packet's enqueue time. The port's `non_ect` option handles non-ECT packets.
+    fn on_dequeue(&mut self, st: &PortState<impl Queues>, q: usize, _p: &Packet, sojourn: Time) -> Verdict {
+        match self.decide(st, q, sojourn) {
+            Some(EcnSharpPart::Persistent) => Verdict::Mark(MarkReason::Persistent),
+            Some(_) => Verdict::Mark(match self.ins {
+                Instantaneous::Cutoff(Level::Sojourn(_)) => MarkReason::Sojourn,
+                Instantaneous::Cutoff(Level::Queue(_)) => MarkReason::Threshold,
+                Instantaneous::Ramp { .. } => MarkReason::Red,
+            }),
+            None => Verdict::Pass,
+        }
     }
 }
 

@@ -7,10 +7,88 @@
 //! at 0, so K_i starts at K_std. Queues not served by round robin (strict-priority queues) use K_std.
 //! The probabilistic variant scales K_min and K_max by the same factor and keeps P_max (§3.3).
 
-use super::{MarkReason, PortState, Verdict};
+use super::{Build, Check, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
 use crate::engine::Rng;
+use crate::error::Error;
+use crate::packet::Packet;
 use crate::sched::RoundEvent;
-use crate::units::{Bytes, Time};
+use crate::units::{Bytes, QueueLen, Time};
+
+/// `marker = { kind = "mqecn", threshold, beta = 0.75, t_idle }`: MQ-ECN (NSDI'16 §3.3), K_i = K · min(quantum_i /
+/// (C · T_round), 1) at enqueue, `>`; needs a round-robin scheduler (wrr, dwrr, or sp_over one of them).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MqecnConfig {
+    pub threshold: QueueLen,
+    #[serde(default = "beta")]
+    pub beta: f64,
+    /// Idle decay period; default one MTU time at the port rate.
+    pub t_idle: Option<Time>,
+}
+
+/// `kind = "mqecn_red"`: MQ-ECN's probabilistic variant, RED between K_min and K_max, both scaled like K_i;
+/// P_max unchanged.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MqecnRedConfig {
+    pub min: QueueLen,
+    pub max: QueueLen,
+    pub max_p: f64,
+    #[serde(default = "beta")]
+    pub beta: f64,
+    pub t_idle: Option<Time>,
+}
+
+fn beta() -> f64 {
+    0.75
+}
+
+/// MQ-ECN is defined for round-robin schedulers (its paper, §3.3): WRR or DWRR, possibly under SP.
+fn check_round(c: &Check, beta: f64, t_idle: Option<Time>) -> Result<(), Error> {
+    if !(beta > 0.0 && beta < 1.0) {
+        return c.fail("beta", format!("must be in (0, 1), got {beta}"));
+    }
+    if t_idle == Some(Time::ZERO) {
+        return c.fail("t_idle", "must be > 0");
+    }
+    if !c.round_robin {
+        return c.fail(
+            "",
+            "MQ-ECN needs a round-robin scheduler: scheduler.kind = wrr, dwrr, or sp_over with a wrr/dwrr group",
+        );
+    }
+    Ok(())
+}
+
+impl MarkerSpec for MqecnConfig {
+    type Marker = MqEcn;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.threshold("threshold", self.threshold)?;
+        check_round(c, self.beta, self.t_idle)
+    }
+    fn build(&self, b: Build) -> Result<MqEcn, Error> {
+        let k_std = b.bytes(self.threshold);
+        b.fits(k_std)?;
+        let t_idle = self.t_idle.unwrap_or_else(|| b.rate.tx_time(b.mtu));
+        Ok(MqEcn::new(Shape::Step { k_std }, self.beta, t_idle, &b.round_robin()))
+    }
+}
+
+impl MarkerSpec for MqecnRedConfig {
+    type Marker = MqEcn;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.band(self.min, self.max)?;
+        c.probability("max_p", self.max_p)?;
+        check_round(c, self.beta, self.t_idle)
+    }
+    fn build(&self, b: Build) -> Result<MqEcn, Error> {
+        let (k_min, k_max) = (b.bytes(self.min), b.bytes(self.max));
+        b.fits(k_max)?;
+        let t_idle = self.t_idle.unwrap_or_else(|| b.rate.tx_time(b.mtu));
+        let round_robin = b.round_robin();
+        Ok(MqEcn::new(Shape::Linear { k_min, k_max, p_max: self.max_p, rng: b.rng }, self.beta, t_idle, &round_robin))
+    }
+}
 
 /// Deterministic step at K_i, or RED-like probability between scaled K_min and K_max.
 #[derive(Clone, Debug)]
@@ -49,25 +127,11 @@ impl MqEcn {
         q < 64 && self.round_robin >> q & 1 != 0
     }
 
-    /// Eq. 6 on a finished turn.
-    pub fn on_round(&mut self, ev: &RoundEvent) {
-        if let RoundEvent::TurnEnded { queue, started, at } = *ev {
-            if self.is_round_robin(queue) {
-                let sample = at.saturating_sub(started).0 as f64;
-                self.t_round = self.beta * self.t_round + (1.0 - self.beta) * sample;
-            }
-        }
-    }
-
-    pub fn on_idle(&mut self, now: Time) {
-        self.idle_since = now;
-    }
-
     /// The scale factor min(quantum_i / (C · T_round), 1) of queue q; 1 before any round was measured
     /// (T_round = 0: the quotient is +∞, or NaN for a zero quantum, and `min` gives 1 for both) and for a
     /// queue outside round robin. T_round is never negative (Eq. 6 averages non-negative samples), so no
     /// branch tests it: whether a port's estimate has decayed to 0 is a coin toss to the branch predictor.
-    pub fn scale(&self, st: &PortState, q: usize) -> f64 {
+    pub fn scale(&self, st: &PortState<impl Queues>, q: usize) -> f64 {
         if !self.is_round_robin(q) {
             return 1.0;
         }
@@ -85,9 +149,27 @@ impl MqEcn {
             }
         }
     }
+}
+
+impl Marker for MqEcn {
+    const ACTS: super::Acts = super::Acts::ENQUEUE;
+
+    /// Eq. 6 on a finished turn.
+    fn on_round(&mut self, ev: &RoundEvent) {
+        if let RoundEvent::TurnEnded { queue, started, at } = *ev {
+            if self.is_round_robin(queue) {
+                let sample = at.saturating_sub(started).0 as f64;
+                self.t_round = self.beta * self.t_round + (1.0 - self.beta) * sample;
+            }
+        }
+    }
+
+    fn on_idle(&mut self, now: Time) {
+        self.idle_since = now;
+    }
 
     /// At enqueue: the arriving packet counts in the queue length (DESIGN "Occupancy").
-    pub fn on_enqueue(&mut self, st: &PortState, q: usize) -> Verdict {
+    fn on_enqueue(&mut self, st: &PortState<impl Queues>, q: usize, _p: &Packet) -> Verdict {
         self.decay_idle(st.now);
         let s = self.scale(st, q);
         let len = st.queue_bytes(q) as f64;
@@ -115,7 +197,7 @@ impl MqEcn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mark::test_util::weighted;
+    use crate::mark::test_util::{pkt, weighted};
 
     fn step(k: u64, n: usize) -> MqEcn {
         MqEcn::new(Shape::Step { k_std: Bytes(k) }, 0.75, Time::from_ns(1200), &vec![true; n])
@@ -129,8 +211,11 @@ mod tests {
     fn starts_at_the_standard_threshold() {
         let mut m = step(97_500, 2);
         let w = [1500, 1500];
-        assert_eq!(m.on_enqueue(&weighted(&[97_500, 0], &w, Time::ZERO), 0), Verdict::Pass);
-        assert_eq!(m.on_enqueue(&weighted(&[97_501, 0], &w, Time::ZERO), 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(m.on_enqueue(&weighted(&[97_500, 0], &w, Time::ZERO), 0, &pkt()), Verdict::Pass);
+        assert_eq!(
+            m.on_enqueue(&weighted(&[97_501, 0], &w, Time::ZERO), 0, &pkt()),
+            Verdict::Mark(MarkReason::Threshold)
+        );
         // No round measured yet (T_round = 0): the scale is 1 whatever the quantum, 0 included.
         assert_eq!(m.scale(&weighted(&[0, 0], &[0, 1500], Time::ZERO), 0), 1.0);
     }
@@ -159,7 +244,7 @@ mod tests {
         m.on_idle(Time::from_us(10));
         // 3 full T_idle periods (1.2 us each) elapse before the next arrival.
         let w = [1500, 1500];
-        m.on_enqueue(&weighted(&[1500, 0], &w, Time::from_ns(10_000 + 3_700)), 0);
+        m.on_enqueue(&weighted(&[1500, 0], &w, Time::from_ns(10_000 + 3_700)), 0, &pkt());
         assert!((m.t_round - 1e6 * 0.75f64.powi(3)).abs() < 1e-6);
     }
 

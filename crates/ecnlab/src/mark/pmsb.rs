@@ -3,8 +3,32 @@
 //! `port_bytes ≥ K_port` and `queue_bytes ≥ w_i / Σw · K_port` (Σw over all of the port's queues), at
 //! enqueue or at dequeue.
 
-use super::{At, MarkReason, PortState, Verdict};
-use crate::units::Bytes;
+use super::{At, Build, Check, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
+use crate::error::Error;
+use crate::packet::Packet;
+use crate::units::{Bytes, QueueLen, Time};
+
+/// `marker = { kind = "pmsb", threshold = "12pkt", at = "enqueue" }`: PMSB (Algorithm 1), port ≥ K_port and
+/// queue ≥ w_i/Σw · K_port.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmsbConfig {
+    pub threshold: QueueLen,
+    #[serde(default = "super::threshold::enqueue")]
+    pub at: At,
+}
+
+impl MarkerSpec for PmsbConfig {
+    type Marker = Pmsb;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.threshold("threshold", self.threshold)
+    }
+    fn build(&self, b: Build) -> Result<Pmsb, Error> {
+        let port_threshold = b.bytes(self.threshold);
+        b.fits(port_threshold)?;
+        Ok(Pmsb { port_threshold, at: self.at })
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Pmsb {
@@ -13,7 +37,7 @@ pub struct Pmsb {
 }
 
 impl Pmsb {
-    fn decide(&self, st: &PortState, q: usize) -> Verdict {
+    fn decide(&self, st: &PortState<impl Queues>, q: usize) -> Verdict {
         // Algorithm 1 lines 1–3: below the port threshold nothing is marked.
         if st.port_bytes < self.port_threshold.0 {
             return Verdict::Pass;
@@ -28,12 +52,15 @@ impl Pmsb {
             Verdict::Pass
         }
     }
+}
 
-    pub fn on_enqueue(&self, st: &PortState, q: usize) -> Verdict {
+/// `at` picks the point per instance, so the type may act at both.
+impl Marker for Pmsb {
+    const ACTS: super::Acts = super::Acts::BOTH;
+    fn on_enqueue(&mut self, st: &PortState<impl Queues>, q: usize, _p: &Packet) -> Verdict {
         self.at.only(At::Enqueue, || self.decide(st, q))
     }
-
-    pub fn on_dequeue(&self, st: &PortState, q: usize) -> Verdict {
+    fn on_dequeue(&mut self, st: &PortState<impl Queues>, q: usize, _p: &Packet, _sojourn: Time) -> Verdict {
         self.at.only(At::Dequeue, || self.decide(st, q))
     }
 }
@@ -41,8 +68,7 @@ impl Pmsb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mark::test_util::weighted;
-    use crate::units::Time;
+    use crate::mark::test_util::{pkt, weighted};
 
     const K: u64 = 18_000; // 12 packets
 
@@ -55,7 +81,7 @@ mod tests {
         // The queue alone is far over its share, but the port is below K: no mark (line 1).
         let w = [1, 1];
         let st = weighted(&[16_500, 0], &w, Time::ZERO);
-        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Pass);
+        assert_eq!(pmsb().on_enqueue(&st, 0, &pkt()), Verdict::Pass);
     }
 
     #[test]
@@ -63,8 +89,8 @@ mod tests {
         // Port at K (≥ holds), queue 1 holds 1 packet < its share K/2: the victim is not marked.
         let w = [1, 1];
         let st = weighted(&[16_500, 1_500], &w, Time::ZERO);
-        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
-        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(pmsb().on_enqueue(&st, 1, &pkt()), Verdict::Pass);
+        assert_eq!(pmsb().on_enqueue(&st, 0, &pkt()), Verdict::Mark(MarkReason::Threshold));
     }
 
     #[test]
@@ -72,18 +98,18 @@ mod tests {
         // Weights 1:2: queue 1's share is 2/3 · K = 12 000 B; exactly at the share marks (line 5 is ≥).
         let w = [1, 2];
         let st = weighted(&[6_000, 12_000], &w, Time::ZERO);
-        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(pmsb().on_enqueue(&st, 1, &pkt()), Verdict::Mark(MarkReason::Threshold));
         let st = weighted(&[7_500, 10_500], &w, Time::ZERO);
-        assert_eq!(pmsb().on_enqueue(&st, 1), Verdict::Pass);
-        assert_eq!(pmsb().on_enqueue(&st, 0), Verdict::Mark(MarkReason::Threshold), "6 000 ≤ 7 500");
+        assert_eq!(pmsb().on_enqueue(&st, 1, &pkt()), Verdict::Pass);
+        assert_eq!(pmsb().on_enqueue(&st, 0, &pkt()), Verdict::Mark(MarkReason::Threshold), "6 000 ≤ 7 500");
     }
 
     #[test]
     fn dequeue_variant_ignores_enqueues() {
-        let p = Pmsb { at: At::Dequeue, ..pmsb() };
+        let mut p = Pmsb { at: At::Dequeue, ..pmsb() };
         let w = [1, 1];
         let st = weighted(&[18_000, 0], &w, Time::ZERO);
-        assert_eq!(p.on_enqueue(&st, 0), Verdict::Pass);
-        assert_eq!(p.on_dequeue(&st, 0), Verdict::Mark(MarkReason::Threshold));
+        assert_eq!(p.on_enqueue(&st, 0, &pkt()), Verdict::Pass);
+        assert_eq!(p.on_dequeue(&st, 0, &pkt(), Time::ZERO), Verdict::Mark(MarkReason::Threshold));
     }
 }

@@ -4,10 +4,54 @@
 //! Comparisons follow "exceeds": avg > max ⇒ mark (or drop, per `above_max`); min < avg ≤ max ⇒ probabilistic.
 
 use super::threshold::Scope;
-use super::{MarkReason, PortState, Verdict};
+use super::{Build, Check, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
 use crate::engine::Rng;
+use crate::error::Error;
 use crate::packet::Packet;
-use crate::units::{Bytes, Time};
+use crate::units::{Bytes, QueueLen, Time};
+
+/// `marker = { kind = "red", min, max, max_p = 1, weight = 1, gentle = false, drop_above_max = false,
+/// scope = "queue" }`: RED on the EWMA queue; `min = max`, `weight = 1` is DCTCP-RED.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    pub min: QueueLen,
+    pub max: QueueLen,
+    #[serde(default = "one")]
+    pub max_p: f64,
+    #[serde(default = "one")]
+    pub weight: f64,
+    #[serde(default)]
+    pub gentle: bool,
+    #[serde(default)]
+    pub drop_above_max: bool,
+    #[serde(default = "super::threshold::queue_scope")]
+    pub scope: Scope,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl MarkerSpec for RedConfig {
+    type Marker = Red;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        super::threshold::check_scope(c, self.scope)?;
+        c.band(self.min, self.max)?;
+        c.probability("max_p", self.max_p)?;
+        let weight = self.weight;
+        if !(weight > 0.0 && weight <= 1.0) {
+            return c.fail("weight", format!("must be in (0, 1], got {weight}"));
+        }
+        Ok(())
+    }
+    fn build(&self, b: Build) -> Result<Red, Error> {
+        let (min, max) = (b.bytes(self.min), b.bytes(self.max));
+        b.fits(max)?;
+        let RedConfig { max_p, weight, gentle, drop_above_max, scope, .. } = *self;
+        Ok(Red::new(min, max, max_p, weight, gentle, drop_above_max, scope, b.rng))
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Red {
@@ -41,12 +85,16 @@ impl Red {
     ) -> Red {
         Red { min, max, max_p, weight, gentle, drop_above_max, scope, avg: 0.0, count: -1, idle_since: None, rng }
     }
+}
 
-    pub fn on_idle(&mut self, now: Time) {
+impl Marker for Red {
+    const ACTS: super::Acts = super::Acts::ENQUEUE;
+
+    fn on_idle(&mut self, now: Time) {
         self.idle_since = Some(now);
     }
 
-    pub fn on_enqueue(&mut self, st: &PortState, q: usize, _p: &Packet) -> Verdict {
+    fn on_enqueue(&mut self, st: &PortState<impl Queues>, q: usize, _p: &Packet) -> Verdict {
         let qlen = match self.scope {
             Scope::Queue => st.queue_bytes(q),
             Scope::Port => st.port_bytes,

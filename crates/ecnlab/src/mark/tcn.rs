@@ -4,7 +4,8 @@
 //! "Occupancy"); T is a time compared with the measured sojourn, never converted to bytes (DESIGN, "Two kinds
 //! of threshold"), so a queue drained slowly by its scheduler marks on its real delay.
 
-use super::{MarkReason, PortState, Verdict};
+use super::{Build, Check, MarkReason, Marker, MarkerSpec, PortState, Queues, Verdict};
+use crate::error::Error;
 use crate::packet::Packet;
 use crate::units::Time;
 
@@ -13,6 +14,24 @@ use crate::units::Time;
 pub enum TcnPart {
     /// The packet's sojourn time exceeded T.
     Sojourn,
+}
+
+/// `marker = { kind = "tcn", threshold = "78us" }`: TCN (Bai et al., CoNEXT'16), mark at dequeue when the
+/// sojourn time exceeds `threshold`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcnConfig {
+    pub threshold: Time,
+}
+
+impl MarkerSpec for TcnConfig {
+    type Marker = Tcn;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.positive("threshold", self.threshold)
+    }
+    fn build(&self, _b: Build) -> Result<Tcn, Error> {
+        Ok(Tcn::new(self.threshold))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -30,9 +49,13 @@ impl Tcn {
     pub fn decide(&self, sojourn: Time) -> Option<TcnPart> {
         (sojourn > self.threshold).then_some(TcnPart::Sojourn)
     }
+}
+
+impl Marker for Tcn {
+    const ACTS: super::Acts = super::Acts::DEQUEUE;
 
     /// `sojourn` = now − the packet's enqueue time. The port's `non_ect` option handles non-ECT packets.
-    pub fn on_dequeue(&self, _st: &PortState, _q: usize, _p: &Packet, sojourn: Time) -> Verdict {
+    fn on_dequeue(&mut self, _st: &PortState<impl Queues>, _q: usize, _p: &Packet, sojourn: Time) -> Verdict {
         match self.decide(sojourn) {
             Some(_) => Verdict::Mark(MarkReason::Sojourn),
             None => Verdict::Pass,
@@ -53,7 +76,7 @@ mod tests {
     #[test]
     fn sojourn_equal_to_t_passes_one_ps_more_marks() {
         let t = Time::from_us(78);
-        let tcn = Tcn::new(t);
+        let mut tcn = Tcn::new(t);
         let st = state(&[30_000], Time::from_us(500));
         assert_eq!(tcn.on_dequeue(&st, 0, &pkt(), t), Verdict::Pass);
         assert_eq!(tcn.on_dequeue(&st, 0, &pkt(), Time(t.0 + 1)), Verdict::Mark(MarkReason::Sojourn));
@@ -63,7 +86,7 @@ mod tests {
 
     #[test]
     fn queue_length_is_ignored_only_sojourn_counts() {
-        let tcn = Tcn::new(Time::from_us(10));
+        let mut tcn = Tcn::new(Time::from_us(10));
         // A long queue with a short sojourn passes; an empty queue behind a delayed packet marks.
         let long = state(&[900_000, 0], Time::from_us(1));
         assert_eq!(tcn.on_dequeue(&long, 0, &pkt(), Time::from_us(5)), Verdict::Pass);

@@ -11,7 +11,7 @@ pub use fifo::FifoPool;
 pub use occupancy::{Occupancy, OccupancyStats};
 pub use shared::SharedBuffer;
 
-use crate::mark::{AnyMarker, DropReason, MarkReason, PortState, Verdict};
+use crate::mark::{AnyMarker, DropReason, Link, MarkReason, PortState, Queues, Verdict};
 use crate::net::pfc::{self, PauseState, Signal};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
@@ -171,6 +171,28 @@ pub enum Admit {
     Sent(Departure),
 }
 
+/// The queues as the marker reads them (`mark::Queues`): backlogs and weights of the records, and their sum.
+#[derive(Clone, Copy)]
+struct Loads<'a> {
+    queues: &'a [Queue],
+    weight_sum: u64,
+}
+
+impl Queues for Loads<'_> {
+    #[inline(always)]
+    fn bytes(&self, q: usize) -> u64 {
+        self.queues[q].bytes
+    }
+    #[inline(always)]
+    fn weight(&self, q: usize) -> u64 {
+        self.queues[q].weight
+    }
+    #[inline(always)]
+    fn weight_sum(&self) -> u64 {
+        self.weight_sum
+    }
+}
+
 /// `repr(C)`, fields in order of use: what every packet's enqueue, dequeue and departure touches comes first
 /// (the first two lines of an aligned record, ahead of the configuration), the scheduler and the marker next,
 /// and what only statistics windows, PFC and RTT variation use last.
@@ -316,18 +338,10 @@ impl Port {
         }
     }
 
-    /// The marker's view, borrowing only the fields it reads (so the marker itself can be borrowed mutably).
-    fn state<'a>(cfg: &PortConfig, queues: &'a [Queue], weight_sum: u64, port_bytes: u64, now: Time) -> PortState<'a> {
-        PortState {
-            now,
-            rate: cfg.rate,
-            mtu: cfg.mtu,
-            buffer: cfg.buffer,
-            queues,
-            weight_sum,
-            port_bytes,
-            pool_bytes: 0,
-        }
+    /// The link as the marker reads it.
+    #[inline(always)]
+    fn link(cfg: &PortConfig) -> Link {
+        Link { rate: cfg.rate, mtu: cfg.mtu, buffer: cfg.buffer }
     }
 
     /// Class → queue: classes beyond the last queue share the last one.
@@ -403,17 +417,15 @@ impl Port {
         let backlog = self.port_bytes + if self.tx_end > now { self.tx_wire as u64 } else { 0 };
         self.arrival_backlog_min = self.arrival_backlog_min.min(backlog);
         self.arrived_pkts += 1;
-        let pool_bytes = shared.as_ref().map_or(0, |s| s.used + wire);
+        let pool_used = shared.as_ref().map(|s| s.used);
         if !self.admits(q, p.class, wire, &shared) {
             self.queues[q].count_drop(DropReason::BufferFull, wire);
             return Admit::Dropped(DropReason::BufferFull);
         }
-        // The arriving packet counts toward the occupancy the marker sees.
-        self.queues[q].bytes += wire;
-        let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes + wire, now);
-        st.pool_bytes = pool_bytes;
+        // The view counts the arriving packet in its queue, the port and the pool.
+        let loads = Loads { queues: &self.queues, weight_sum: self.weight_sum };
+        let st = PortState::arrival(now, Self::link(&self.cfg), loads, self.port_bytes, pool_used, q, wire);
         let verdict = self.marker.on_enqueue(&st, q, p);
-        self.queues[q].bytes -= wire;
         let marked = match self.apply(q, verdict, p, now) {
             Ok(m) => m,
             Err(r) => {
@@ -483,8 +495,8 @@ impl Port {
             None => 0,
         };
         let verdict = if self.marker.acts_at_dequeue() {
-            let mut st = Self::state(&self.cfg, &self.queues, self.weight_sum, self.port_bytes, now);
-            st.pool_bytes = pool_bytes;
+            let loads = Loads { queues: &self.queues, weight_sum: self.weight_sum };
+            let st = PortState::departure(now, Self::link(&self.cfg), loads, self.port_bytes, pool_bytes);
             self.marker.on_dequeue(&st, q, p, now - w.since)
         } else {
             Verdict::Pass

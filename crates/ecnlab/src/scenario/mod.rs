@@ -9,12 +9,12 @@ pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, 
 pub use hostset::HostSet;
 
 use crate::error::Error;
-use crate::mark::threshold::Scope;
-use crate::mark::{At, Compare};
+/// A port's marker table: generated, with each scheme's own table, from the registry in `mark`.
+pub use crate::mark::MarkerConfig;
 use crate::port::NonEct;
 use crate::transport::pias::{DeriveSpec, PiasSpec, PiasToml};
 use crate::transport::TcpConfig;
-use crate::units::{Bytes, QueueLen, Rate, Time};
+use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -212,90 +212,6 @@ impl SchedulerConfig {
             _ => false,
         }
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum MarkerConfig {
-    /// Drop-tail, no marking.
-    None,
-    /// Instantaneous queue-length threshold (ECN* §3.1 / §4; DCTCP's K).
-    Threshold {
-        threshold: QueueLen,
-        #[serde(default = "enqueue")]
-        at: At,
-        #[serde(default = "gt")]
-        compare: Compare,
-        #[serde(default = "queue_scope")]
-        scope: Scope,
-    },
-    /// MQ-ECN (NSDI'16 §3.3): K_i = K · min(quantum_i / (C · T_round), 1) at enqueue, `>`; needs a
-    /// round-robin scheduler (wrr, dwrr, or sp_over one of them).
-    Mqecn {
-        threshold: QueueLen,
-        #[serde(default = "beta")]
-        beta: f64,
-        /// Idle decay period; default one MTU time at the port rate.
-        t_idle: Option<Time>,
-    },
-    /// MQ-ECN's probabilistic variant: RED between K_min and K_max, both scaled like K_i; P_max unchanged.
-    MqecnRed {
-        min: QueueLen,
-        max: QueueLen,
-        max_p: f64,
-        #[serde(default = "beta")]
-        beta: f64,
-        t_idle: Option<Time>,
-    },
-    /// PMSB (Algorithm 1): port ≥ K_port and queue ≥ w_i/Σw · K_port.
-    Pmsb {
-        threshold: QueueLen,
-        #[serde(default = "enqueue")]
-        at: At,
-    },
-    /// TCN (Bai et al., CoNEXT'16): mark at dequeue when the sojourn time exceeds `threshold`.
-    Tcn { threshold: Time },
-    /// CoDel (RFC 8289) per queue, marking ECT packets where it would drop; non-ECT ones are dropped.
-    Codel { target: Time, interval: Time },
-    /// ECN♯ (its paper §3, Algorithm 1) on sojourn times: instantaneous `sojourn > ins_target`, plus the
-    /// persistent-queue part (pst_target, pst_interval).
-    Ecnsharp { ins_target: Time, pst_target: Time, pst_interval: Time },
-    /// ECN♯ on queue lengths: instantaneous `queue > ins_threshold`, persistent "above" = `queue ≥ pst_threshold`.
-    EcnsharpQueue { ins_threshold: QueueLen, pst_threshold: QueueLen, pst_interval: Time },
-    /// ECN♯ with DCQCN (§3.5): RED-like probability on the queue between K_min and K_max, persistent part on
-    /// sojourn times unchanged.
-    EcnsharpRed { min: QueueLen, max: QueueLen, max_p: f64, pst_target: Time, pst_interval: Time },
-    /// RED on the EWMA queue; `min = max`, `weight = 1` is DCTCP-RED.
-    Red {
-        min: QueueLen,
-        max: QueueLen,
-        #[serde(default = "one_f")]
-        max_p: f64,
-        #[serde(default = "one_f")]
-        weight: f64,
-        #[serde(default)]
-        gentle: bool,
-        #[serde(default)]
-        drop_above_max: bool,
-        #[serde(default = "queue_scope")]
-        scope: Scope,
-    },
-}
-
-fn beta() -> f64 {
-    0.75
-}
-fn enqueue() -> At {
-    At::Enqueue
-}
-fn gt() -> Compare {
-    Compare::Gt
-}
-fn queue_scope() -> Scope {
-    Scope::Queue
-}
-fn one_f() -> f64 {
-    1.0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

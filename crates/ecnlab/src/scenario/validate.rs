@@ -32,18 +32,6 @@ struct PortInfo {
     queues: bool,
 }
 
-/// A queue length in bytes at `rate`, in u128 so absurd values cannot wrap (rounded as `QueueLen::resolve`).
-fn queue_bytes(q: QueueLen, mtu: Bytes, rate: Rate) -> u128 {
-    match q {
-        QueueLen::Bytes(b) => b.0 as u128,
-        QueueLen::MilliPackets(mp) => mp as u128 * mtu.0 as u128 / 1000,
-        QueueLen::Time(t) => {
-            let den = 8 * PS_PER_S as u128;
-            (rate.0 as u128 * t.0 as u128 + den / 2) / den
-        }
-    }
-}
-
 /// A byte size field in [lo, MAX_BYTES].
 fn byte_range(path: &str, b: Bytes, lo: Bytes, what: &str) -> Result<(), Error> {
     if b < lo || b > MAX_BYTES {
@@ -55,37 +43,6 @@ fn byte_range(path: &str, b: Bytes, lo: Bytes, what: &str) -> Result<(), Error> 
 fn positive_rate(path: &str, r: Rate) -> Result<(), Error> {
     if r.0 == 0 {
         return err(path, "rate must be > 0");
-    }
-    Ok(())
-}
-
-fn positive_time(path: &str, t: Time) -> Result<(), Error> {
-    if t == Time::ZERO {
-        return err(path, "must be > 0");
-    }
-    Ok(())
-}
-
-fn check_prob(path: &str, p: f64) -> Result<(), Error> {
-    if !(p > 0.0 && p <= 1.0) {
-        return err(path, format!("must be in (0, 1], got {p}"));
-    }
-    Ok(())
-}
-
-/// MQ-ECN is defined for round-robin schedulers (its paper, §3.3): WRR or DWRR, possibly under SP.
-fn check_mqecn(path: &str, p: &PortSettings, beta: f64, t_idle: Option<Time>) -> Result<(), Error> {
-    if !(beta > 0.0 && beta < 1.0) {
-        return err(format!("{path}.marker.beta"), format!("must be in (0, 1), got {beta}"));
-    }
-    if t_idle == Some(Time::ZERO) {
-        return err(format!("{path}.marker.t_idle"), "must be > 0");
-    }
-    if !p.scheduler.has_round_robin() {
-        return err(
-            format!("{path}.marker"),
-            "MQ-ECN needs a round-robin scheduler: scheduler.kind = wrr, dwrr, or sp_over with a wrr/dwrr group",
-        );
     }
     Ok(())
 }
@@ -546,84 +503,16 @@ impl Scenario {
         if let Some(pfc) = &p.pfc {
             self.validate_pfc(path, pfc, p)?;
         }
-        if matches!(
-            &p.marker,
-            MarkerConfig::Threshold { scope: crate::mark::threshold::Scope::Pool, .. }
-                | MarkerConfig::Red { scope: crate::mark::threshold::Scope::Pool, .. }
-        ) && p.pool.is_none()
-        {
-            return err(format!("{path}.marker.scope"), "scope = \"pool\" needs a shared buffer: set switch.pool");
-        }
-        // Thresholds given as times resolve at the port's rate (K = C·t), exactly: no wrap-around for huge values.
-        let resolve = |q: QueueLen| queue_bytes(q, self.mtu, port.rate);
-        let check_k = |field: &str, k: QueueLen| -> Result<(), Error> {
-            let b = resolve(k);
-            if b > p.buffer.0 as u128 {
-                let at = match k {
-                    QueueLen::Time(_) => format!(" at {} ({})", port.rate, port.name),
-                    _ => String::new(),
-                };
-                return err(
-                    format!("{path}.marker.{field}"),
-                    format!("{k} = {b}B{at} exceeds the buffer ({}); must be ≤ the buffer", p.buffer),
-                );
-            }
-            Ok(())
+        let check = crate::mark::Check {
+            path: &format!("{path}.marker"),
+            mtu: self.mtu,
+            rate: port.rate,
+            buffer: p.buffer,
+            port: &port.name,
+            round_robin: p.scheduler.has_round_robin(),
+            pool: p.pool.is_some(),
         };
-        match &p.marker {
-            MarkerConfig::None => {}
-            MarkerConfig::Tcn { threshold } => positive_time(&format!("{path}.marker.threshold"), *threshold)?,
-            MarkerConfig::Codel { target, interval } => {
-                positive_time(&format!("{path}.marker.target"), *target)?;
-                positive_time(&format!("{path}.marker.interval"), *interval)?;
-            }
-            MarkerConfig::Ecnsharp { ins_target, pst_interval, .. } => {
-                positive_time(&format!("{path}.marker.ins_target"), *ins_target)?;
-                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
-            }
-            MarkerConfig::EcnsharpQueue { ins_threshold, pst_threshold, pst_interval } => {
-                check_k("ins_threshold", *ins_threshold)?;
-                check_k("pst_threshold", *pst_threshold)?;
-                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
-            }
-            MarkerConfig::EcnsharpRed { min, max, max_p, pst_interval, .. } => {
-                check_k("min", *min)?;
-                check_k("max", *max)?;
-                if resolve(*min) > resolve(*max) {
-                    return err(format!("{path}.marker.min"), "must be ≤ max");
-                }
-                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
-                positive_time(&format!("{path}.marker.pst_interval"), *pst_interval)?;
-            }
-            MarkerConfig::Threshold { threshold, .. } | MarkerConfig::Pmsb { threshold, .. } => {
-                check_k("threshold", *threshold)?
-            }
-            MarkerConfig::Mqecn { threshold, beta, t_idle } => {
-                check_k("threshold", *threshold)?;
-                check_mqecn(path, p, *beta, *t_idle)?;
-            }
-            MarkerConfig::MqecnRed { min, max, max_p, beta, t_idle } => {
-                check_k("min", *min)?;
-                check_k("max", *max)?;
-                if resolve(*min) > resolve(*max) {
-                    return err(format!("{path}.marker.min"), "must be ≤ max");
-                }
-                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
-                check_mqecn(path, p, *beta, *t_idle)?;
-            }
-            MarkerConfig::Red { min, max, max_p, weight, .. } => {
-                check_k("min", *min)?;
-                check_k("max", *max)?;
-                if resolve(*min) > resolve(*max) {
-                    return err(format!("{path}.marker.min"), "must be ≤ max");
-                }
-                check_prob(&format!("{path}.marker.max_p"), *max_p)?;
-                if !(*weight > 0.0 && *weight <= 1.0) {
-                    return err(format!("{path}.marker.weight"), format!("must be in (0, 1], got {weight}"));
-                }
-            }
-        }
-        Ok(())
+        p.marker.validate(&check)
     }
 
     fn validate_workload(&self, path: &str, w: &Workload) -> Result<(), Error> {

@@ -5,79 +5,17 @@ use super::workload::WorkloadState;
 use super::Sim;
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
-use crate::mark::ecnsharp::Level;
-use crate::mark::mqecn::Shape;
-use crate::mark::{AnyMarker, Codel, EcnSharp, MqEcn, Pmsb, Red, Tcn, Threshold};
+use crate::mark::{AnyMarker, Build};
 use crate::net::pfc::{Pfc, PfcConfig};
 use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
 use crate::port::{FifoPool, Port, PortConfig, SharedBuffer};
-use crate::scenario::{MarkerConfig, PortSettings, Scenario, SchedulerConfig, Workload};
+use crate::scenario::{PortSettings, Scenario, SchedulerConfig, Workload};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
 use crate::transport::HostQueue;
-use crate::units::{Bytes, Rate, Time};
-
-fn make_marker(m: &MarkerConfig, mtu: Bytes, rate: Rate, rng: Rng, sched: &AnyScheduler, queues: usize) -> AnyMarker {
-    let round_robin = || (0..queues).map(|q| sched.is_round_robin(q)).collect::<Vec<bool>>();
-    let t_idle = |t: Option<Time>| t.unwrap_or_else(|| rate.tx_time(mtu));
-    match *m {
-        MarkerConfig::Mqecn { threshold, beta, t_idle: ti } => AnyMarker::MqEcn(MqEcn::new(
-            Shape::Step { k_std: threshold.resolve(mtu, rate) },
-            beta,
-            t_idle(ti),
-            &round_robin(),
-        )),
-        MarkerConfig::MqecnRed { min, max, max_p, beta, t_idle: ti } => AnyMarker::MqEcn(MqEcn::new(
-            Shape::Linear { k_min: min.resolve(mtu, rate), k_max: max.resolve(mtu, rate), p_max: max_p, rng },
-            beta,
-            t_idle(ti),
-            &round_robin(),
-        )),
-        MarkerConfig::Tcn { threshold } => AnyMarker::Tcn(Tcn::new(threshold)),
-        MarkerConfig::Codel { target, interval } => AnyMarker::Codel(Codel::new(queues, target, interval)),
-        MarkerConfig::Ecnsharp { ins_target, pst_target, pst_interval } => {
-            AnyMarker::EcnSharp(EcnSharp::new(queues, ins_target, pst_target, pst_interval))
-        }
-        MarkerConfig::EcnsharpQueue { ins_threshold, pst_threshold, pst_interval } => {
-            AnyMarker::EcnSharp(EcnSharp::queue_based(
-                queues,
-                ins_threshold.resolve(mtu, rate),
-                pst_threshold.resolve(mtu, rate),
-                pst_interval,
-            ))
-        }
-        MarkerConfig::EcnsharpRed { min, max, max_p, pst_target, pst_interval } => {
-            AnyMarker::EcnSharp(EcnSharp::probabilistic(
-                queues,
-                Level::Queue(min.resolve(mtu, rate)),
-                Level::Queue(max.resolve(mtu, rate)),
-                max_p,
-                Level::Sojourn(pst_target),
-                pst_interval,
-                rng,
-            ))
-        }
-        MarkerConfig::Pmsb { threshold, at } => {
-            AnyMarker::Pmsb(Pmsb { port_threshold: threshold.resolve(mtu, rate), at })
-        }
-        MarkerConfig::None => AnyMarker::None,
-        MarkerConfig::Threshold { threshold, at, compare, scope } => {
-            AnyMarker::Threshold(Threshold { threshold: threshold.resolve(mtu, rate), at, compare, scope })
-        }
-        MarkerConfig::Red { min, max, max_p, weight, gentle, drop_above_max, scope } => AnyMarker::Red(Red::new(
-            min.resolve(mtu, rate),
-            max.resolve(mtu, rate),
-            max_p,
-            weight,
-            gentle,
-            drop_above_max,
-            scope,
-            rng,
-        )),
-    }
-}
+use crate::units::{Bytes, Time};
 
 /// Per-queue quanta: `quantum × weight`.
 fn quanta(quantum: Bytes, weights: &Option<Vec<u64>>, n: usize) -> Vec<u64> {
@@ -146,8 +84,16 @@ impl Sim {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.
                     let sched = make_scheduler(&s.scheduler, s.queues as usize);
                     let rng = Rng::stream(sc.seed, key::PORT + i as u64);
-                    let marker = make_marker(&s.marker, spec.mtu, spec.rate, rng, &sched, s.queues as usize);
-                    check_resolved(&marker, s.buffer, &spec.name())?;
+                    let name = spec.name();
+                    let marker = s.marker.build(Build {
+                        mtu: spec.mtu,
+                        rate: spec.rate,
+                        buffer: s.buffer,
+                        port: &name,
+                        queues: s.queues as usize,
+                        sched: &sched,
+                        rng,
+                    })?;
                     let cfg = PortConfig {
                         rate: spec.rate,
                         delay: spec.delay,
@@ -389,21 +335,4 @@ fn used_classes(sc: &Scenario) -> usize {
         },
     });
     top.max().unwrap_or(1)
-}
-
-fn check_resolved(m: &AnyMarker, buffer: Bytes, port: &str) -> Result<(), Error> {
-    let k = match m {
-        AnyMarker::Threshold(t) => t.threshold,
-        AnyMarker::Red(r) => r.max,
-        AnyMarker::Pmsb(p) => p.port_threshold,
-        AnyMarker::MqEcn(m) => match &m.shape {
-            Shape::Step { k_std } => *k_std,
-            Shape::Linear { k_max, .. } => *k_max,
-        },
-        AnyMarker::None | AnyMarker::Tcn(_) | AnyMarker::Codel(_) | AnyMarker::EcnSharp(_) => return Ok(()),
-    };
-    if k > buffer {
-        return Err(Error::config("switch.marker", format!("threshold {k} exceeds port {port}'s buffer {buffer}")));
-    }
-    Ok(())
 }

@@ -180,3 +180,55 @@ warmup = "1ms"
         }
     }
 }
+
+/// Research code's own marker, from the library API: TCN written outside the crate (mark at dequeue when the
+/// sojourn exceeds `t`, Bai et al., CoNEXT 2016).
+#[derive(Clone, Debug)]
+struct MyTcn {
+    t: ecnlab::units::Time,
+}
+
+impl ecnlab::mark::Marker for MyTcn {
+    const ACTS: ecnlab::mark::Acts = ecnlab::mark::Acts::DEQUEUE;
+    fn on_dequeue(
+        &mut self,
+        _st: &ecnlab::mark::PortState<impl ecnlab::mark::Queues>,
+        _q: usize,
+        _p: &ecnlab::packet::Packet,
+        sojourn: ecnlab::units::Time,
+    ) -> ecnlab::mark::Verdict {
+        if sojourn > self.t {
+            ecnlab::mark::Verdict::Mark(ecnlab::mark::MarkReason::Sojourn)
+        } else {
+            ecnlab::mark::Verdict::Pass
+        }
+    }
+}
+
+/// 8 DCTCP flows into one port, marked by the TOML `tcn` kind or by `MyTcn` as `AnyMarker::Custom` on the
+/// bottleneck: the same marks, the same flows (a `Custom` marker sits in the port like a registered one).
+#[test]
+fn a_custom_marker_from_the_library_api_runs_like_its_registered_twin() {
+    // The benchmark scenario (8 DCTCP senders, one 10 Gb/s bottleneck), cut to 20 ms.
+    let scenario = |marker: &str| {
+        let text = ecnlab::builtin::scenario("dctcp-8flows").expect("shipped scenario");
+        let sets = ["duration=20ms".to_string(), "observe.warmup=0ms".into(), format!("switch.marker={marker}")];
+        Scenario::from_toml(text, &sets).expect("valid")
+    };
+    let run = |sim: &mut Sim, custom: bool| {
+        let p = sim.net.port_by_name("s0->h0").unwrap() as usize;
+        if custom {
+            let t = ecnlab::units::Time::from_us(20);
+            sim.ports[p].marker = AnyMarker::Custom(Box::new(MyTcn { t }));
+        }
+        sim.run().expect("runs");
+        let c = sim.ports[p].counters();
+        (c.total_marks(), c.sent_pkts)
+    };
+    let registered = scenario(r#"{ kind = "tcn", threshold = "20us" }"#);
+    let plain = scenario(r#"{ kind = "none" }"#);
+    let want = run(&mut Sim::new(&registered).unwrap(), false);
+    let got = run(&mut Sim::new(&plain).unwrap(), true);
+    assert!(want.0 > 100, "TCN marks: {want:?}");
+    assert_eq!(got, want);
+}
