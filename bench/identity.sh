@@ -2,9 +2,9 @@
 # The gate for a performance change: two ecnlab-sim binaries must give the same results. Runs each shipped
 # scenario (leafspine-mqecn cut to FLOWS flows) and every experiment's --quick grid with both binaries, then
 # compares fct.csv byte for byte and summary.json / check.json with the fields that measure the machine
-# (wall time, events/s, the build's commit, the scenario hash) and the number of events handled (the
-# implementation's count: a change that saves events leaves every result the same) left out. Exit 0 iff
-# everything matches.
+# (wall time, events/s, the build's commit and source hash, the scenario hash) and the number of events
+# handled (the implementation's count: a change that saves events leaves every result the same) left out.
+# Exit 0 iff everything matches.
 #
 # Usage: bench/identity.sh BASE_BIN NEW_BIN [FLOWS] [--no-grids]
 #   e.g.  cp target/release/ecnlab-sim /tmp/base-sim   (before the change)
@@ -33,7 +33,9 @@ trap 'rm -rf "$work"' EXIT
 strip() {
   python3 - "$1" <<'EOF'
 import json, sys
-DROP = {"wall_time_s", "events", "events_per_s", "ecnlab", "scenario_hash", "commit"}
+# build/builds (version+commit+source hash) and checksum (over scenario_hash and the metrics) name the binary that
+# ran a grid point, so they differ between any two builds of different sources; the metrics are compared.
+DROP = {"wall_time_s", "events", "events_per_s", "ecnlab", "scenario_hash", "commit", "build", "builds", "checksum"}
 def clean(v):
     if isinstance(v, dict):
         return {k: clean(x) for k, x in v.items() if k not in DROP}
