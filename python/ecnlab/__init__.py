@@ -3,11 +3,11 @@
 from .core import Result, experiments, load_run, resolve, run, scenarios, thresholds, to_parquet
 from .errors import ConfigError, EcnlabError, RunError
 from .repro import Reproduction, reproduce
-from .sweep import sweep
+from .sweep import busiest_port, sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigError", "EcnlabError", "Reproduction", "Result", "RunError", "experiments", "load_run", "reproduce",
-    "resolve", "run", "scenarios", "sweep", "thresholds", "to_parquet",
+    "ConfigError", "EcnlabError", "Reproduction", "Result", "RunError", "busiest_port", "experiments", "load_run",
+    "reproduce", "resolve", "run", "scenarios", "sweep", "thresholds", "to_parquet",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import multiprocessing
 import os
 from typing import Any, Callable, Iterable, Mapping
@@ -15,7 +16,7 @@ from .core import scenario_source, set_args
 from .errors import ConfigError, EcnlabError, RunError
 
 #: Summary keys left out of sweep rows: per-port / per-workload detail and the wall-clock fields (not
-#: deterministic). The busiest switch port is summarised under `port.*` instead.
+#: deterministic). The busiest port (`ecnlab::sim::busiest_port`) is summarised under `port.*` instead.
 SKIPPED = {"ports", "pools", "phases", "workloads", "ecnlab", "wall_time_s", "events_per_s"}
 
 
@@ -41,13 +42,20 @@ def pointer(summary: Any, path: str) -> Any:
     return cur
 
 
+def busiest_port(summary: Mapping[str, Any]) -> str | None:
+    """The name of the summary's port that sent the most packets (ties: the greatest name), or None when it lists
+    no port: the library's rule (`ecnlab::sim::busiest_port`), the bottleneck `ecnlab-sim bench` reports."""
+    ports = summary.get("ports") or {}
+    return _native.busiest_port(json.dumps({"ports": ports})) if ports else None
+
+
 def summary_row(summary: dict, metrics: Mapping[str, str] | None = None) -> dict:
     """One sweep row from a summary: its scalars flattened (`goodput.total_gbps`), the busiest port, `metrics`."""
     row: dict = {}
     _flatten({k: v for k, v in summary.items() if k not in SKIPPED}, "", row)
-    ports = summary.get("ports") or {}
-    if ports:
-        name, p = max(ports.items(), key=lambda kv: kv[1]["counters"]["sent_pkts"])
+    name = busiest_port(summary)
+    if name is not None:
+        p = summary["ports"][name]
         occ = p.get("occupancy", {})
         row.update({
             "port.name": name, "port.utilization": p.get("utilization"),
@@ -62,8 +70,6 @@ def summary_row(summary: dict, metrics: Mapping[str, str] | None = None) -> dict
 
 def run_point(source: str, kind: str, sets: list[str], metrics: Mapping[str, str] | None) -> dict:
     """Runs one grid point (in a worker) and returns its row; module-level so pools and Ray can ship it."""
-    import json
-
     rep = _native.run(source, kind, sets)
     return summary_row(json.loads(rep.summary_json()), metrics)
 

@@ -192,6 +192,16 @@ def test_thresholds_match_the_papers_rules():
     with pytest.raises(ecnlab.ConfigError) as e:
         ecnlab.thresholds("10Gbps")
     assert e.value.field == "rtt"
+    # The parser is the library's (the CLI's too); errors name this function's parameters.
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.thresholds("10Gbps", rtt_file="/nonexistent/rtt.csv")
+    assert e.value.field == "rtt_file"
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.thresholds("10Gbps", "85us", percentile=90)
+    assert e.value.field == "percentile" and "rtt_file" in str(e.value)
+    with pytest.raises(ecnlab.ConfigError) as e:
+        ecnlab.thresholds("10Gbps", "85us", weights=[])
+    assert e.value.field == "weights"
 
 
 def test_experiments_listing():

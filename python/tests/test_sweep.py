@@ -1,5 +1,8 @@
 """Sweeps: grid frames, agreement with single runs, determinism across job counts and with Ray."""
 
+import json
+import subprocess
+
 import polars as pl
 import pytest
 from conftest import SHORT
@@ -70,3 +73,15 @@ def test_ray_backend_equals_local(local_frame):
         assert e.value.field == "topology.rate"
     finally:
         ray.shutdown()
+
+
+def test_busiest_port_is_the_bench_bottleneck(cli_binary):
+    # One rule (ecnlab::sim::busiest_port) for sweep's `port.*` columns and `ecnlab-sim bench`'s bottleneck.
+    out = subprocess.run([str(cli_binary), "bench", "--json", "--set", "duration=0.3s"], check=True,
+                         capture_output=True, text=True).stdout
+    r = ecnlab.run("dctcp-8flows", set=SHORT)
+    assert ecnlab.busiest_port(r.summary) == json.loads(out)["bottleneck_port"] == summary_row(r.summary)["port.name"]
+    # Ties go to the greatest name, whatever order the summary lists its ports in.
+    tie = {"ports": {"b": {"counters": {"sent_pkts": 3}}, "a": {"counters": {"sent_pkts": 3}}}}
+    assert ecnlab.busiest_port(tie) == "b"
+    assert ecnlab.busiest_port({"ports": {}}) is None

@@ -1,5 +1,6 @@
 //! `ecnlab-sim`: a thin command-line front over the ecnlab library.
 
+use ecnlab::scenario::Source;
 use ecnlab::{builtin, Error, Scenario};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,8 +39,8 @@ USAGE:
                         [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
   ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
 
-SCENARIO is a TOML file or the name of a shipped scenario (see `list`). `run`, `bench` and `reproduce` take
---no-fast-paths: every fast path off (lazy departures, idle pass-through, one-sided pumps); the same results, slower.
+SCENARIO is a TOML file, the name of a shipped scenario (see `list`), or TOML text. `run`, `bench` and `reproduce`
+take --no-fast-paths: every fast path off (lazy departures, idle pass-through, one-sided pumps); the same results, slower.
 Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input, 130 interrupted (Ctrl-C; 143 on
 SIGTERM): `run` then writes no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
 
@@ -85,22 +86,13 @@ impl Args {
     }
 }
 
+/// The scenario argument through the library's loader (`Scenario::load`, shared with Python), its errors about
+/// the argument itself at `SCENARIO`, as this command line spells it.
 fn load(spec: &str, sets: &[String]) -> Result<Scenario, Error> {
-    let path = Path::new(spec);
-    if path.exists() {
-        return Scenario::from_file(path, sets);
-    }
-    match builtin::scenario(spec) {
-        Some(text) => Scenario::from_toml(text, sets),
-        None => Err(Error::config(
-            "SCENARIO",
-            format!("`{spec}` is neither a file nor a shipped scenario ({})", names().join(", ")),
-        )),
-    }
-}
-
-fn names() -> Vec<&'static str> {
-    builtin::SCENARIOS.iter().map(|(n, _)| *n).collect()
+    Scenario::load(&Source::Auto(spec), sets).map_err(|e| match e {
+        Error::Config { path, msg } if path == "scenario" => Error::Config { path: "SCENARIO".into(), msg },
+        e => e,
+    })
 }
 
 fn cmd_run(mut a: Args) -> Result<(), Error> {
@@ -232,13 +224,8 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
     let report = ecnlab::run_with(&sc, &interrupt::run_options(no_fast_paths))?;
     let s = &report.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(f64::NAN);
-    // The bottleneck: the port in the summary (a switch's, or a host's like a switch's) that sent the most
-    // packets.
-    let (name, port) = s["ports"]
-        .as_object()
-        .and_then(|m| m.iter().max_by_key(|(_, v)| v["counters"]["sent_pkts"].as_u64().unwrap_or(0)))
-        .map(|(n, v)| (n.clone(), v.clone()))
-        .unwrap_or_default();
+    // The bottleneck: the run's busiest port (the library's rule, which `ecnlab.sweep` shares).
+    let (name, port) = report.busiest_port().map(|(n, v)| (n.to_string(), v.clone())).unwrap_or_default();
     let pkts = port["counters"]["sent_pkts"].as_u64().unwrap_or(0);
     let arrived = port["counters"]["arrived_pkts"].as_u64().unwrap_or(0).max(1);
     let out = serde_json::json!({
@@ -437,62 +424,30 @@ fn print_table<const N: usize>(head: [&str; N], rows: &[[String; N]], left: usiz
 /// Marking thresholds and buffer sizes from the papers' rules (ecnlab::thresholds), as a table or JSON; with
 /// `--pias`, PIAS demotion thresholds instead.
 fn cmd_thresholds(mut a: Args) -> Result<(), Error> {
-    use ecnlab::thresholds::{self, Inputs, Link, RttDist, RttSummary};
-    use ecnlab::units::{Bytes, QueueLen, Rate, Time};
+    use ecnlab::thresholds;
     if a.flag("--pias") {
         return cmd_pias_thresholds(a);
     }
     let json = a.flag("--json");
-    let rate: Option<Rate> = parse("--rate", a.value("--rate")?, "a rate > 0 such as 10Gbps")?;
-    let rtt: Option<Time> = parse("--rtt", a.value("--rtt")?, "a time > 0 such as 85.2us")?;
-    let rtt_file = a.value("--rtt-file")?;
-    let percentile: Option<f64> = parse("--percentile", a.value("--percentile")?, "a number in (0, 100)")?;
-    let flows: Option<u32> = parse("--flows", a.value("--flows")?, "an integer ≥ 1")?;
-    let weights = a.value("--weights")?;
-    let buffer: Option<Bytes> = parse("--buffer", a.value("--buffer")?, "a size such as 300KB")?;
-    let mtu: Option<Bytes> = parse("--mtu", a.value("--mtu")?, "a size > 0 such as 1500B")?;
-    let k: Option<QueueLen> = parse("--k", a.value("--k")?, "a queue length such as 65pkt, 97.5KB or 78us")?;
-    let lambda: Option<f64> = parse("--lambda", a.value("--lambda")?, "a number in (0, 1]")?;
+    let args = thresholds::Args {
+        rate: a.value("--rate")?,
+        rtt: a.value("--rtt")?,
+        rtt_file: a.value("--rtt-file")?.map(PathBuf::from),
+        percentile: a.value("--percentile")?,
+        flows: a.value("--flows")?,
+        weights: a.value("--weights")?,
+        buffer: a.value("--buffer")?,
+        mtu: a.value("--mtu")?,
+        k: a.value("--k")?,
+        lambda: a.value("--lambda")?,
+    };
     a.done()?;
+    // The library parses (shared with Python's `thresholds`); errors name the flags.
+    let (inp, rules) = args.rules(&|n| format!("--{n}"))?;
+    let (link, rtt_sum, rtt_file) = (inp.link, inp.rtt, &args.rtt_file);
 
-    let rate = rate.ok_or_else(|| Error::config("--rate", "missing: the link rate C (e.g. 10Gbps)"))?;
-    let link = Link::new(rate, mtu.unwrap_or(Bytes(1500))).map_err(flag_err)?;
-    let rtt_sum = match (rtt, &rtt_file) {
-        (Some(_), Some(_)) => return Err(Error::config("--rtt", "give one of --rtt and --rtt-file")),
-        (None, None) => return Err(Error::config("--rtt", "missing: a mean RTT (e.g. 85.2us) or --rtt-file F.csv")),
-        (Some(t), None) => {
-            if percentile.is_some() {
-                return Err(Error::config("--percentile", "applies to --rtt-file only"));
-            }
-            RttSummary::fixed(t).map_err(flag_err)?
-        }
-        (None, Some(f)) => {
-            let dist = RttDist::from_file(Path::new(f)).map_err(flag_err)?;
-            RttSummary::from_dist(&dist, percentile.unwrap_or(90.0)).map_err(flag_err)?
-        }
-    };
-    let weights = match weights {
-        None => None,
-        Some(w) => Some(
-            w.split(',')
-                .map(|x| x.trim().parse::<u64>())
-                .collect::<Result<Vec<u64>, _>>()
-                .map_err(|_| Error::config("--weights", format!("`{w}`: comma-separated integers ≥ 1 (e.g. 1,1,2)")))?,
-        ),
-    };
-    let inp = Inputs {
-        link,
-        rtt: rtt_sum,
-        flows: flows.unwrap_or(1),
-        weights,
-        buffer,
-        k: k.map(|q| q.resolve(link.mtu, link.rate)),
-        lambda: lambda.unwrap_or(1.0),
-    };
-    let rules = thresholds::rules(&inp).map_err(flag_err)?;
-
-    let rtt_desc = match (rtt_sum.percentile, &rtt_file) {
-        (Some(p), Some(f)) => format!("mean {}, p{p} {} (from {f})", rtt_sum.mean, rtt_sum.high),
+    let rtt_desc = match (rtt_sum.percentile, rtt_file) {
+        (Some(p), Some(f)) => format!("mean {}, p{p} {} (from {})", rtt_sum.mean, rtt_sum.high, f.display()),
         _ => format!("{}", rtt_sum.mean),
     };
     if json {
@@ -543,7 +498,7 @@ fn cmd_pias_thresholds(mut a: Args) -> Result<(), Error> {
     })?;
     let load = load.ok_or_else(|| Error::config("--load", "missing: the load the thresholds are for, in (0, 1)"))?;
     let levels = levels.unwrap_or(DEFAULT_LEVELS);
-    let cdf = ecnlab::sim::load_cdf(&cdf_spec).map_err(|e| e.at("--cdf"))?;
+    let cdf = ecnlab::dist::load_cdf(&cdf_spec).map_err(|e| e.at("--cdf"))?;
     let d = derive(&cdf, load, levels).map_err(flag_err)?;
     let th = d.pias.thresholds();
     let given_default =

@@ -88,6 +88,9 @@ fn validate_accepts_the_shipped_scenario_by_name_and_as_a_file() {
     std::fs::write(&file, ecnlab::builtin::scenario("dctcp-8flows").unwrap()).unwrap();
     let o = sim(&["validate", path_str(&file), "--set", "switch.marker.threshold=0pkt"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The scenario loader is the library's, shared with Python (`Scenario::load`): TOML text is a scenario too.
+    let o = sim(&["validate", ecnlab::builtin::scenario("dctcp-8flows").unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
 
 #[test]
@@ -117,6 +120,9 @@ fn malformed_or_missing_scenario_files_exit_2() {
     let o = sim(&["validate", path_str(&dir.join("absent.toml"))]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).starts_with("error: config error at `SCENARIO`"), "{}", stderr(&o));
+    // The message lists what SCENARIO may be; TOML text since the loader is shared with Python.
+    assert!(stderr(&o).contains("is neither a file, a shipped scenario (dctcp-8flows, "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nor TOML text"), "{}", stderr(&o));
 }
 
 #[test]
@@ -269,6 +275,35 @@ fn pias_thresholds_reject_bad_flags_naming_them() {
         assert!(stderr(&o).starts_with(&format!("error: config error at `{flag}`")), "{extra:?}: {}", stderr(&o));
         assert!(stdout(&o).is_empty(), "{extra:?}");
     }
+}
+
+#[test]
+fn thresholds_reject_bad_flags_naming_them() {
+    // The parser is the library's (`thresholds::Args`, shared with Python); the CLI spells its fields as flags.
+    let cases: [(&[&str], &str, &str); 11] = [
+        (&["--rtt", "85us"], "--rate", "missing"),
+        (&["--rate", "fast", "--rtt", "85us"], "--rate", "such as 10Gbps"),
+        (&["--rate", "10Gbps"], "--rtt", "or --rtt-file F.csv"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--rtt-file", "r.csv"], "--rtt", "one of --rtt and --rtt-file"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--percentile", "90"], "--percentile", "applies to --rtt-file"),
+        (&["--rate", "10Gbps", "--rtt-file", "/nonexistent/r.csv"], "--rtt-file", "cannot read"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--weights", "1,x"], "--weights", "comma-separated"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--weights", "1,0"], "--weights", "weight 0"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--flows", "0"], "--flows", "≥ 1"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--lambda", "2"], "--lambda", "(0, 1]"),
+        (&["--rate", "10Gbps", "--rtt", "85us", "--mtu", "0B"], "--mtu", "> 0"),
+    ];
+    for (extra, flag, says) in cases {
+        let o = sim(&[&["thresholds"][..], extra].concat());
+        assert_eq!(code(&o), 2, "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(&format!("error: config error at `{flag}`")), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{extra:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{extra:?}");
+    }
+    let o = sim(&["thresholds", "--rate", "10Gbps", "--rtt", "85.2us", "--weights", "1,1,2", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["rules"][0]["bytes"], 106500, "{j}");
 }
 
 /// `sim` with `ECNLAB_HUGEPAGES` set and none of the caller's `GLIBC_TUNABLES`.

@@ -1,8 +1,8 @@
 //! `ecnlab._native`: the Python bindings: argument conversion, typed exceptions, no simulation logic.
 
 use ecnlab::experiment::{self, Options, ScaleKind};
-use ecnlab::thresholds::{self, Inputs, Link, RttDist, RttSummary};
-use ecnlab::units::{Bytes, QueueLen, Rate, Time};
+use ecnlab::scenario::Source;
+use ecnlab::thresholds;
 use ecnlab::{builtin, Cancel, Error, RunOptions, RunReport, Scenario};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -30,35 +30,18 @@ fn py_err(py: Python<'_>, e: Error) -> PyErr {
 }
 
 /// A scenario from `source`, read as `kind`: "path", "name" (shipped), "toml" (text), "json" (a document as
-/// JSON, from a Python dict), or "auto" (an existing file, else a shipped name, else TOML text).
+/// JSON, from a Python dict), or "auto" (an existing file, else a shipped name, else TOML text): the library's
+/// loader, which the CLI shares.
 fn load(source: &str, kind: &str, sets: &[String]) -> Result<Scenario, Error> {
-    let kind = match kind {
-        "auto" if Path::new(source).is_file() => "path",
-        "auto" if builtin::scenario(source).is_some() => "name",
-        "auto" if source.contains('=') => "toml",
-        k => k,
+    let src = match kind {
+        "auto" => Source::Auto(source),
+        "path" => Source::Path(Path::new(source)),
+        "name" => Source::Name(source),
+        "toml" => Source::Toml(source),
+        "json" => Source::Json(source),
+        k => return Err(Error::config("kind", format!("`{k}`: one of auto, path, name, toml, json"))),
     };
-    match kind {
-        "path" => Scenario::from_file(Path::new(source), sets),
-        "name" => match builtin::scenario(source) {
-            Some(text) => Scenario::from_toml(text, sets),
-            None => Err(Error::config("scenario", format!("no shipped scenario `{source}`"))),
-        },
-        "toml" => Scenario::from_toml(source, sets),
-        "json" => {
-            let v: serde_json::Value =
-                serde_json::from_str(source).map_err(|e| Error::config("scenario", e.to_string()))?;
-            let doc = json_to_toml(v, &mut vec![])?;
-            Scenario::from_toml(&toml::to_string(&doc).map_err(|e| Error::config("scenario", e.to_string()))?, sets)
-        }
-        _ => {
-            let names: Vec<&str> = builtin::SCENARIOS.iter().map(|(n, _)| *n).collect();
-            Err(Error::config(
-                "scenario",
-                format!("`{source}` is neither a file, a shipped scenario ({}), nor TOML text", names.join(", ")),
-            ))
-        }
-    }
+    Scenario::load(&src, sets)
 }
 
 /// Bumped by `cancel_all`: a waiting call that started under an older value cancels its run.
@@ -126,45 +109,6 @@ fn cancel_all() {
     EPOCH.fetch_add(1, Ordering::SeqCst);
 }
 
-/// A JSON document (a Python dict) as TOML, naming the field of any value TOML cannot hold. `toml::Value::
-/// try_from` stops at the first such value (a None, an integer above 2^63 − 1) with a bare "unsupported unit type"
-/// and no path: the scenario's field paths (`topology.rate`) were lost before validation could name them.
-fn json_to_toml(v: serde_json::Value, path: &mut Vec<String>) -> Result<toml::Value, Error> {
-    use serde_json::Value as J;
-    let here = |path: &[String]| path.join(".");
-    Ok(match v {
-        J::Null => return Err(Error::config(here(path), "None is not a value: leave the field out for its default")),
-        J::Bool(b) => toml::Value::Boolean(b),
-        J::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => toml::Value::Integer(i),
-            (None, Some(_)) if n.is_u64() => {
-                return Err(Error::config(here(path), format!("{n} is out of range: TOML integers end at 2^63 − 1")))
-            }
-            (None, Some(x)) => toml::Value::Float(x),
-            (None, None) => return Err(Error::config(here(path), format!("{n}: not a number TOML can hold"))),
-        },
-        J::String(s) => toml::Value::String(s),
-        J::Array(a) => {
-            let mut out = Vec::with_capacity(a.len());
-            for (i, x) in a.into_iter().enumerate() {
-                path.push(i.to_string());
-                out.push(json_to_toml(x, path)?);
-                path.pop();
-            }
-            toml::Value::Array(out)
-        }
-        J::Object(o) => {
-            let mut out = toml::Table::new();
-            for (k, x) in o {
-                path.push(k.clone());
-                out.insert(k, json_to_toml(x, path)?);
-                path.pop();
-            }
-            toml::Value::Table(out)
-        }
-    })
-}
-
 /// A finished run, held in Rust; Python reads its tables as CSV text.
 #[pyclass(module = "ecnlab._native", frozen)]
 struct Report(RunReport);
@@ -216,8 +160,10 @@ fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyR
 /// Runs one scenario on a worker thread with the GIL released; Ctrl-C (or `cancel_all`) stops it.
 #[pyfunction]
 fn run(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<Report> {
-    interruptible(py, |cancel| ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { cancel, ..Default::default() }))
-        .map(Report)
+    interruptible(py, |cancel| {
+        ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { progress: false, cancel, no_fast_paths: false })
+    })
+    .map(Report)
 }
 
 /// (name, TOML text) of every shipped scenario.
@@ -260,20 +206,6 @@ fn reproduce(py: Python<'_>, id: String, scale: &str, jobs: usize, out: PathBuf,
     Ok(v.to_string())
 }
 
-/// Parses an optional argument with `FromStr`, naming the argument in the error.
-fn arg<T: std::str::FromStr>(name: &str, v: Option<String>) -> Result<Option<T>, Error>
-where
-    T::Err: std::fmt::Display,
-{
-    v.map(|s| {
-        s.parse::<T>().map_err(|e| {
-            let e = e.to_string();
-            Error::config(name, if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") })
-        })
-    })
-    .transpose()
-}
-
 /// The threshold calculator's rules (what `ecnlab-sim thresholds --json` prints) as JSON.
 #[pyfunction(name = "thresholds")]
 #[pyo3(signature = (rate, rtt=None, rtt_file=None, percentile=None, flows=1, weights=None, buffer=None,
@@ -292,21 +224,32 @@ fn threshold_rules(
     k: Option<String>,
     lambda: f64,
 ) -> PyResult<String> {
-    let go = || -> Result<String, Error> {
-        let rate: Rate = arg("rate", Some(rate))?.expect("given");
-        let link = Link::new(rate, arg::<Bytes>("mtu", mtu)?.unwrap_or(Bytes(1500)))?;
-        let rtt_sum = match (arg::<Time>("rtt", rtt)?, rtt_file) {
-            (Some(t), None) if percentile.is_none() => RttSummary::fixed(t)?,
-            (None, Some(f)) => RttSummary::from_dist(&RttDist::from_file(&f)?, percentile.unwrap_or(90.0))?,
-            (Some(_), None) => return Err(Error::config("percentile", "applies to rtt_file only")),
-            _ => return Err(Error::config("rtt", "give exactly one of rtt and rtt_file")),
-        };
-        let k = arg::<QueueLen>("k", k)?.map(|q| q.resolve(link.mtu, link.rate));
-        let inp = Inputs { link, rtt: rtt_sum, flows, weights, buffer: arg("buffer", buffer)?, k, lambda };
-        let rules = thresholds::rules(&inp)?;
-        Ok(serde_json::Value::Array(rules.iter().map(|r| r.to_json(link.rate)).collect()).to_string())
+    // The library's parser (shared with `ecnlab-sim thresholds`) takes text: typed values cross as the text they
+    // print as, which parses back to the same value (Rust's float formatting round-trips).
+    let args = thresholds::Args {
+        rate: Some(rate),
+        rtt,
+        rtt_file,
+        percentile: percentile.map(|p| p.to_string()),
+        flows: Some(flows.to_string()),
+        weights: weights.map(|w| w.iter().map(u64::to_string).collect::<Vec<_>>().join(",")),
+        buffer,
+        mtu,
+        k,
+        lambda: Some(lambda.to_string()),
     };
-    go().map_err(|e| py_err(py, e))
+    // Errors name the parameters: `rtt-file` is `rtt_file` here.
+    let (inp, rules) = args.rules(&|n| n.replace('-', "_")).map_err(|e| py_err(py, e))?;
+    Ok(serde_json::Value::Array(rules.iter().map(|r| r.to_json(inp.link.rate)).collect()).to_string())
+}
+
+/// The busiest port of a summary (JSON text with a `ports` object): its name, or None when it lists none. The
+/// library's rule (`ecnlab::sim::busiest_port`), which `ecnlab-sim bench` uses for its bottleneck.
+#[pyfunction]
+fn busiest_port(py: Python<'_>, summary_json: &str) -> PyResult<Option<String>> {
+    let v: serde_json::Value =
+        serde_json::from_str(summary_json).map_err(|e| py_err(py, Error::config("summary", e.to_string())))?;
+    Ok(ecnlab::sim::busiest_port(&v).map(|(name, _)| name.to_string()))
 }
 
 #[pymodule]
@@ -320,6 +263,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiments, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(threshold_rules, m)?)?;
+    m.add_function(wrap_pyfunction!(busiest_port, m)?)?;
     let info = PyDict::new(m.py());
     info.set_item("version", env!("CARGO_PKG_VERSION"))?;
     m.add("BUILD", info)?;

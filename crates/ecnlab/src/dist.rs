@@ -1,6 +1,7 @@
 //! Empirical distributions from the papers' data files: flow sizes (`FlowSizeCdf`) and base RTTs (`RttDist`).
 //!
-//! The CSVs live in `crates/ecnlab/data/` and are embedded with `include_str!`, so the library reads no files.
+//! The CSVs live in `crates/ecnlab/data/` and are embedded with `include_str!`, so the library reads no files for
+//! them; [`load_cdf`] and [`load_rtt`] also take a user's CSV file by path (scenarios' `cdf` and `rtt.dist`).
 //! Every file states its own sampling rule in its `#` header; this module implements those rules exactly:
 //!
 //! * `*_pkts.csv` (unit column `size_packets`) — [`Rule::PacketsNs2`], the rule of the MQ-ECN/TCN ns-2 scripts:
@@ -504,6 +505,30 @@ fn check_ends_at_one(source: &str, rows: &[Row], table: &[Point]) -> Result<()> 
         ));
     }
     Ok(())
+}
+
+/// A shipped table by name, or else one read from a CSV file at that path. Here, beside the tables, because both
+/// the scenario's validation and the simulation load them (it was `sim::load_cdf`, which made `scenario` depend on
+/// `sim`).
+fn load_named<T>(spec: &str, builtin: fn(&str) -> Result<T>, from_csv: fn(&str, &str) -> Result<T>) -> Result<T> {
+    match builtin(spec) {
+        Ok(t) => Ok(t),
+        Err(_) if std::path::Path::new(spec).exists() => {
+            let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
+            from_csv(spec, &text)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A flow-size CDF by shipped name (`websearch`, …) or CSV path.
+pub fn load_cdf(spec: &str) -> Result<FlowSizeCdf> {
+    load_named(spec, FlowSizeCdf::builtin, FlowSizeCdf::from_csv)
+}
+
+/// An RTT distribution by shipped name (`longtail_80_240us`, …) or CSV path.
+pub fn load_rtt(spec: &str) -> Result<RttDist> {
+    load_named(spec, RttDist::builtin, RttDist::from_csv)
 }
 
 #[cfg(test)]

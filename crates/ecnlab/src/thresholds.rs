@@ -3,6 +3,8 @@
 //! Every function returns [`Rule`]s that carry the paper and equation they come from. Inputs are checked and bad
 //! ones come back as `Error::Config` naming the field the way the CLI flag is spelled (without its `--`): `rate`,
 //! `mtu`, `rtt`, `rtt-file`, `percentile`, `flows`, `weights`, `buffer`, `k`, `lambda`.
+//! [`Args`] parses the fronts' text arguments into [`Inputs`] (one parser for `ecnlab-sim thresholds` and
+//! `ecnlab.thresholds`), each front respelling those names as its own.
 //!
 //! Rounding to whole bytes follows the direction of each rule, so the byte value always satisfies it: lower bounds
 //! round up (a strict `>` bound gives the next byte), upper bounds round down, settings round to nearest. The
@@ -487,6 +489,111 @@ fn us_to_time(us: f64) -> Time {
     Time((us * 1e6).round() as u64)
 }
 
+/// The calculator's arguments as text, as both fronts receive them (`ecnlab-sim thresholds --rate …`,
+/// `ecnlab.thresholds(rate, …)`), each optional: one parser, so the two accept the same values and fail alike.
+/// Unset fields take the calculator's defaults: MTU 1500B, 1 flow, λ = 1, the 90th percentile of an RTT file.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    pub rate: Option<String>,
+    pub rtt: Option<String>,
+    pub rtt_file: Option<std::path::PathBuf>,
+    pub percentile: Option<String>,
+    pub flows: Option<String>,
+    /// Comma-separated (`1,1,2`).
+    pub weights: Option<String>,
+    pub buffer: Option<String>,
+    pub mtu: Option<String>,
+    /// A queue length (`65pkt`, `97.5KB`, `78us`), resolved at the link's MTU and rate.
+    pub k: Option<String>,
+    pub lambda: Option<String>,
+}
+
+impl Args {
+    /// The inputs and every rule that applies to them (`rules`). Every error is a config error at the argument
+    /// it concerns, spelled by `name` from the library's name (`rtt-file`; the module doc lists them): the CLI
+    /// passes `--{name}`, Python its parameter names; messages that point to another argument spell it the same.
+    pub fn rules(&self, name: &dyn Fn(&str) -> String) -> Result<(Inputs, Vec<Rule>)> {
+        let respell = |e: Error| match e {
+            Error::Config { path, msg } if ARGS.contains(&path.as_str()) => Error::Config { path: name(&path), msg },
+            e => e,
+        };
+        let inp = self.inputs(name).map_err(respell)?;
+        let rules = rules(&inp).map_err(respell)?;
+        Ok((inp, rules))
+    }
+
+    /// Parses the arguments, in the order the CLI always reported them: each value's syntax, then what is
+    /// missing or contradictory, then the values' ranges. Errors carry the library's names (`rules` respells).
+    fn inputs(&self, name: &dyn Fn(&str) -> String) -> Result<Inputs> {
+        use crate::units::QueueLen;
+        let rate: Option<Rate> = parse("rate", &self.rate, "a rate > 0 such as 10Gbps")?;
+        let rtt: Option<Time> = parse("rtt", &self.rtt, "a time > 0 such as 85.2us")?;
+        let percentile: Option<f64> = parse("percentile", &self.percentile, "a number in (0, 100)")?;
+        let flows: Option<u32> = parse("flows", &self.flows, "an integer ≥ 1")?;
+        let buffer: Option<Bytes> = parse("buffer", &self.buffer, "a size such as 300KB")?;
+        let mtu: Option<Bytes> = parse("mtu", &self.mtu, "a size > 0 such as 1500B")?;
+        let k: Option<QueueLen> = parse("k", &self.k, "a queue length such as 65pkt, 97.5KB or 78us")?;
+        let lambda: Option<f64> = parse("lambda", &self.lambda, "a number in (0, 1]")?;
+
+        let rate = rate.ok_or_else(|| Error::config("rate", "missing: the link rate C (e.g. 10Gbps)"))?;
+        let link = Link::new(rate, mtu.unwrap_or(Bytes(1500)))?;
+        let rtt = match (rtt, &self.rtt_file) {
+            (Some(_), Some(_)) => {
+                return Err(Error::config("rtt", format!("give one of {} and {}", name("rtt"), name("rtt-file"))))
+            }
+            (None, None) => {
+                let msg = format!("missing: a mean RTT (e.g. 85.2us) or {} F.csv", name("rtt-file"));
+                return Err(Error::config("rtt", msg));
+            }
+            (Some(_), None) if percentile.is_some() => {
+                return Err(Error::config("percentile", format!("applies to {} only", name("rtt-file"))))
+            }
+            (Some(t), None) => RttSummary::fixed(t)?,
+            (None, Some(f)) => RttSummary::from_dist(&RttDist::from_file(f)?, percentile.unwrap_or(90.0))?,
+        };
+        let weights = match &self.weights {
+            None => None,
+            // No weights at all (Python's `weights=[]`): `rules` says one is needed, which says more than a
+            // syntax error would.
+            Some(w) if w.trim().is_empty() => Some(vec![]),
+            Some(w) => {
+                Some(w.split(',').map(|x| x.trim().parse::<u64>()).collect::<Result<Vec<u64>, _>>().map_err(|_| {
+                    Error::config("weights", format!("`{w}`: comma-separated integers ≥ 1 (e.g. 1,1,2)"))
+                })?)
+            }
+        };
+        Ok(Inputs {
+            link,
+            rtt,
+            flows: flows.unwrap_or(1),
+            weights,
+            buffer,
+            k: k.map(|q| q.resolve(link.mtu, link.rate)),
+            lambda: lambda.unwrap_or(1.0),
+        })
+    }
+}
+
+/// The arguments' library names: the config paths `Args::rules` respells.
+const ARGS: [&str; 10] = ["rate", "rtt", "rtt-file", "percentile", "flows", "weights", "buffer", "mtu", "k", "lambda"];
+
+/// `v`, if given, parsed as a `T`; the error names the argument and says what it takes (`hint`).
+fn parse<T: std::str::FromStr>(arg: &str, v: &Option<String>, hint: &str) -> Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    v.as_deref()
+        .map(|s| {
+            s.parse::<T>().map_err(|e| {
+                let e = e.to_string();
+                // Unit parsers quote the value themselves; others (numbers) do not.
+                let e = if e.contains(&format!("`{s}`")) { e } else { format!("`{s}`: {e}") };
+                Error::config(arg, format!("{e}; {hint}"))
+            })
+        })
+        .transpose()
+}
+
 /// Everything the `thresholds` command takes.
 #[derive(Clone, Debug)]
 pub struct Inputs {
@@ -826,5 +933,31 @@ mod tests {
         assert!(rules(&small).unwrap().iter().any(|r| r.note.contains("INFEASIBLE")));
         let tiny = Inputs { buffer: Some(Bytes(100_000)), ..inp };
         assert_eq!(config_field(rules(&tiny).unwrap_err()), "buffer");
+    }
+
+    #[test]
+    fn args_parse_with_the_defaults_and_name_fields_as_the_front_spells_them() {
+        let text = |v: &str| Some(v.to_string());
+        let py = |n: &str| n.replace('-', "_");
+        let a = Args { rate: text("10Gbps"), rtt: text("85.2us"), weights: text("1, 1,2"), ..Args::default() };
+        let (inp, rules) = a.rules(&py).unwrap();
+        assert_eq!((inp.link, inp.flows, inp.lambda), (link(10), 1, 1.0));
+        assert_eq!(inp.weights.as_deref(), Some(&[1, 1, 2][..]));
+        assert_eq!(rules.len(), super::rules(&inp).unwrap().len());
+        let err = |a: Args| match a.rules(&py) {
+            Err(Error::Config { path, msg }) => (path, msg),
+            other => panic!("want a config error, got {:?}", other.map(|_| ())),
+        };
+        let (path, msg) =
+            err(Args { rate: text("10Gbps"), rtt: text("85us"), percentile: text("90"), ..Args::default() });
+        assert_eq!((path.as_str(), msg.as_str()), ("percentile", "applies to rtt_file only"));
+        let (path, _) = err(Args { rate: text("10Gbps"), rtt_file: Some("/nonexistent".into()), ..Args::default() });
+        assert_eq!(path, "rtt_file");
+        let (path, msg) = err(Args { rate: text("fast"), rtt: text("85us"), ..Args::default() });
+        assert!(path == "rate" && msg.starts_with("`fast`") && msg.ends_with("such as 10Gbps"), "{path}: {msg}");
+        let (path, msg) = err(Args { rate: text("10Gbps"), rtt: text("85us"), weights: text(""), ..Args::default() });
+        assert!(path == "weights" && msg.contains("at least one"), "{msg}");
+        let (path, _) = err(Args { rate: text("10Gbps"), rtt: text("85us"), lambda: text("NaN"), ..Args::default() });
+        assert_eq!(path, "lambda");
     }
 }

@@ -170,7 +170,7 @@ impl Scenario {
         };
         let mean = cdf
             .iter()
-            .map(|c| crate::sim::load_cdf(c).ok().map(|t| t.mean().max(1.0)))
+            .map(|c| crate::dist::load_cdf(c).ok().map(|t| t.mean().max(1.0)))
             .min_by(|a, b| a.unwrap_or(f64::INFINITY).total_cmp(&b.unwrap_or(f64::INFINITY)))??;
         Some(mean * 8.0 / (load * capacity) * PS_PER_S as f64)
     }

@@ -2,11 +2,13 @@
 
 mod budget;
 mod hostset;
+mod source;
 mod topology;
 mod validate;
 
 pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, FLOW_BYTES};
 pub use hostset::HostSet;
+pub use source::Source;
 
 use crate::error::Error;
 /// A port's marker table: generated, with each scheme's own table, from the registry in `mark`.

@@ -221,7 +221,7 @@ impl Scenario {
                 )
             }
         };
-        let table = crate::sim::load_cdf(&cdf).map_err(|e| e.at("transport.pias.cdf"))?;
+        let table = crate::dist::load_cdf(&cdf).map_err(|e| e.at("transport.pias.cdf"))?;
         let derived = crate::transport::pias::derive(&table, load, d.levels).map_err(|e| match e {
             Error::Config { path, msg } => Error::config(format!("transport.pias.{path}"), msg),
             e => e,
@@ -623,10 +623,10 @@ impl Scenario {
                     return err(p("cdf"), format!("one CDF, or one per group of services ({n_services} services)"));
                 }
                 for (i, c) in cdf.iter().enumerate() {
-                    crate::sim::load_cdf(c).map_err(|e| e.at(p(&format!("cdf.{i}"))))?;
+                    crate::dist::load_cdf(c).map_err(|e| e.at(p(&format!("cdf.{i}"))))?;
                 }
                 if let Some(r) = rtt {
-                    crate::sim::load_rtt(&r.dist).map_err(|e| e.at(p("rtt.dist")))?;
+                    crate::dist::load_rtt(&r.dist).map_err(|e| e.at(p("rtt.dist")))?;
                     if r.lo == Time::ZERO || r.hi < r.lo {
                         return err(p("rtt.hi"), "need 0 < lo ≤ hi");
                     }

@@ -2,14 +2,17 @@
 //! links, hosts, transports and workloads lives here, once.
 
 mod build;
+mod busiest;
 pub(crate) mod report;
 pub mod summary;
 mod traffic;
 mod workload;
 
+pub use busiest::busiest_port;
 pub use report::{FlowRecord, RunReport};
 pub use summary::RunSummary;
-pub use traffic::{load_cdf, load_rtt};
+// Their old home: `ecnlab::sim::load_cdf` stays public API.
+pub use crate::dist::{load_cdf, load_rtt};
 
 use crate::engine::{Event, EventQueue, Rng};
 use crate::error::Error;

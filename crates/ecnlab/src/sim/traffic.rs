@@ -2,7 +2,7 @@
 //! optional per-flow RTT variation, and queries (many concurrent small flows into one receiver).
 
 use super::item_rng;
-use crate::dist::{FlowSizeCdf, RttDist};
+use crate::dist::{load_cdf, load_rtt, FlowSizeCdf, RttDist};
 use crate::engine::Rng;
 use crate::error::Error;
 use crate::net::Network;
@@ -36,32 +36,6 @@ pub struct Poisson {
     pub pools: BTreeMap<(u32, u32, u8), Vec<u32>>,
     /// Flows that went on an idle connection instead of a new one.
     pub reused: u64,
-}
-
-/// A shipped table by name, or else one read from a CSV file at that path.
-fn load_named<T>(
-    spec: &str,
-    builtin: fn(&str) -> Result<T, Error>,
-    from_csv: fn(&str, &str) -> Result<T, Error>,
-) -> Result<T, Error> {
-    match builtin(spec) {
-        Ok(t) => Ok(t),
-        Err(_) if std::path::Path::new(spec).exists() => {
-            let text = std::fs::read_to_string(spec).map_err(|e| Error::Io(format!("{spec}: {e}")))?;
-            from_csv(spec, &text)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// A flow-size CDF by shipped name (`websearch`, …) or CSV path.
-pub fn load_cdf(spec: &str) -> Result<FlowSizeCdf, Error> {
-    load_named(spec, FlowSizeCdf::builtin, FlowSizeCdf::from_csv)
-}
-
-/// An RTT distribution by shipped name (`longtail_80_240us`, …) or CSV path.
-pub fn load_rtt(spec: &str) -> Result<RttDist, Error> {
-    load_named(spec, RttDist::builtin, RttDist::from_csv)
 }
 
 fn path(idx: u32, f: &str) -> String {

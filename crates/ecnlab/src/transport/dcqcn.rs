@@ -5,8 +5,7 @@
 //! §3.2 (NP). The switch side (the congestion point) is RED-ECN on the instantaneous queue between K_min and
 //! K_max with P_max: `switch.marker = { kind = "red", weight = 1, ... }`, or ECN♯'s probabilistic variant.
 
-use super::sender::SenderStats;
-use super::FlowAddr;
+use super::{FlowAddr, SenderStats};
 use crate::packet::{Ecn, Kind, Packet, HEADER_BYTES};
 use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};

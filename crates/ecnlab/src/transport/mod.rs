@@ -14,11 +14,23 @@ pub use cc::{Cc, CcConfig};
 pub use dcqcn::{DcqcnConfig, RoceReceiver, RoceSender};
 pub use pias::Pias;
 pub use receiver::TcpReceiver;
-pub use sender::SenderStats;
 pub use sender::TcpSender;
 
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
+
+/// Counters a sender reports, TCP's and RoCE's alike: here, not in `sender`, so that `dcqcn` needs nothing from
+/// `sender` (`cc` → `dcqcn` → `sender` → `cc` was a module cycle).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    pub timeouts: u32,
+    pub retransmits: u32,
+    pub fast_recoveries: u32,
+    pub ecn_cuts: u32,
+    pub ece_acks: u64,
+    /// ECEs a PMSB(e) sender ignored because its RTT was below the threshold.
+    pub ece_ignored: u64,
+}
 
 /// Loss recovery after three duplicate ACKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,6 +2,8 @@
 
 use super::cc::Cc;
 use super::{EctPolicy, FlowAddr, Recovery, TcpConfig};
+// Its old path, `transport::sender::SenderStats`, stays public API.
+pub use super::SenderStats;
 use crate::packet::{Ecn, Kind, Packet, Sack, HEADER_BYTES};
 use crate::units::Time;
 use std::sync::Arc;
@@ -11,18 +13,6 @@ pub enum State {
     /// SYN sent (or due), waiting for the SYN-ACK.
     SynSent,
     Established,
-}
-
-/// Counters a sender reports.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SenderStats {
-    pub timeouts: u32,
-    pub retransmits: u32,
-    pub fast_recoveries: u32,
-    pub ecn_cuts: u32,
-    pub ece_acks: u64,
-    /// ECEs a PMSB(e) sender ignored because its RTT was below the threshold.
-    pub ece_ignored: u64,
 }
 
 #[derive(Clone, Debug)]

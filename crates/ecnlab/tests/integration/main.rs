@@ -9,6 +9,7 @@ mod experiments;
 mod flowsched;
 mod host_queue;
 mod identity;
+mod modules;
 mod rdma;
 mod scale;
 mod schemes;
