@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Cycles another change removes: checked by this test once it is gone from this list.
-const KNOWN: &[&[&str]] = &[&["mark", "port"]];
+/// Cycles allowed for now, each to be removed by a change in progress (none left: `mark` ↔ `port` went with the
+/// marker plug-ins).
+const KNOWN: &[&[&str]] = &[];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
