@@ -46,6 +46,14 @@ pub struct Options {
     pub no_fast_paths: bool,
 }
 
+impl Options {
+    /// `scale` into `out`: one job, no progress line, a fresh cancel token, the fast paths on. Set the rest by
+    /// struct update: `Options { jobs: 4, ..Options::new(ScaleKind::Quick, dir) }`.
+    pub fn new(scale: ScaleKind, out: impl Into<PathBuf>) -> Options {
+        Options { scale, jobs: 1, out: out.into(), progress: false, cancel: Default::default(), no_fast_paths: false }
+    }
+}
+
 /// One completed run: its coordinates and metrics (NaN where the summary had no value).
 #[derive(Clone, Debug)]
 pub struct PointResult {

@@ -5,14 +5,7 @@ use ecnlab::experiment::{self, registry, Options, ScaleKind};
 fn quick(id: &str) {
     let out = std::env::temp_dir().join(format!("ecnlab-quick-{id}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options {
-        scale: ScaleKind::Quick,
-        jobs: 2,
-        out: out.clone(),
-        progress: false,
-        cancel: Default::default(),
-        no_fast_paths: false,
-    };
+    let opts = Options { jobs: 2, ..Options::new(ScaleKind::Quick, out.clone()) };
     let o = experiment::reproduce(id, &opts).unwrap_or_else(|e| panic!("{id}: {e}"));
     let failed: Vec<String> = o
         .checks
@@ -124,14 +117,7 @@ fn every_registered_definition_parses_with_its_magnitude_claims() {
 fn rerunning_into_the_same_directory_skips_completed_runs() {
     let out = std::env::temp_dir().join(format!("ecnlab-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options {
-        scale: ScaleKind::Quick,
-        jobs: 1,
-        out: out.clone(),
-        progress: false,
-        cancel: Default::default(),
-        no_fast_paths: false,
-    };
+    let opts = Options::new(ScaleKind::Quick, out.clone());
     let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
     let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
     let again = experiment::reproduce("ecnstar-table1", &opts).unwrap();
@@ -145,14 +131,7 @@ fn rerunning_into_the_same_directory_skips_completed_runs() {
 fn a_cached_point_edited_by_hand_or_made_by_another_build_is_run_again() {
     let out = std::env::temp_dir().join(format!("ecnlab-cache-trust-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options {
-        scale: ScaleKind::Quick,
-        jobs: 1,
-        out: out.clone(),
-        progress: false,
-        cancel: Default::default(),
-        no_fast_paths: false,
-    };
+    let opts = Options::new(ScaleKind::Quick, out.clone());
     let first = experiment::reproduce("ecnstar-table1", &opts).unwrap();
     let table = std::fs::read_to_string(out.join("table.csv")).unwrap();
     // Every row names the build that ran it.
@@ -187,14 +166,7 @@ fn a_cached_point_edited_by_hand_or_made_by_another_build_is_run_again() {
 
 #[test]
 fn unknown_experiment_is_a_config_error() {
-    let opts = Options {
-        scale: ScaleKind::Quick,
-        jobs: 1,
-        out: std::env::temp_dir().join("ecnlab-none"),
-        progress: false,
-        cancel: Default::default(),
-        no_fast_paths: false,
-    };
+    let opts = Options::new(ScaleKind::Quick, std::env::temp_dir().join("ecnlab-none"));
     assert!(matches!(experiment::reproduce("no-such-figure", &opts), Err(ecnlab::Error::Config { .. })));
 }
 
@@ -202,14 +174,7 @@ fn unknown_experiment_is_a_config_error() {
 fn a_cancelled_grid_stops_with_interrupted_and_writes_no_tables() {
     let out = std::env::temp_dir().join(format!("ecnlab-cancelled-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let opts = Options {
-        scale: ScaleKind::Quick,
-        jobs: 2,
-        out: out.clone(),
-        progress: false,
-        cancel: Default::default(),
-        no_fast_paths: false,
-    };
+    let opts = Options { jobs: 2, ..Options::new(ScaleKind::Quick, out.clone()) };
     opts.cancel.cancel();
     assert!(matches!(experiment::reproduce("ecnstar-table1", &opts), Err(ecnlab::Error::Interrupted)));
     assert!(!out.join("table.csv").exists() && !out.join("check.md").exists());

@@ -61,14 +61,7 @@ fn a_sample_of_quick_grids_gives_the_same_tables_with_the_fast_paths_off() {
         let table = |no_fast_paths: bool| {
             let out = std::env::temp_dir().join(format!("ecnlab-identity-{id}-{no_fast_paths}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&out);
-            let opts = Options {
-                scale: ScaleKind::Quick,
-                jobs: 2,
-                out: out.clone(),
-                progress: false,
-                cancel: Default::default(),
-                no_fast_paths,
-            };
+            let opts = Options { jobs: 2, no_fast_paths, ..Options::new(ScaleKind::Quick, out.clone()) };
             experiment::reproduce(id, &opts).unwrap_or_else(|e| panic!("{id}: {e}"));
             let t = std::fs::read_to_string(out.join("table.csv")).expect("a table");
             let _ = std::fs::remove_dir_all(&out);
