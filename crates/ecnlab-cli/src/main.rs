@@ -242,6 +242,9 @@ fn cmd_bench(mut a: Args) -> Result<(), Error> {
         "bottleneck_pkts_per_s": pkts as f64 / wall,
         "peak_rss_mib": proc_mib("/proc/self/status", "VmHWM:"),
         "huge_pages_mib": proc_mib("/proc/self/smaps_rollup", "AnonHugePages:"),
+        // Whether this process asked glibc for a huge-page heap (what `use_huge_pages` controls); how much the
+        // kernel granted is `huge_pages_mib`, its decision at each fault.
+        "huge_pages_requested": std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.hugetlb=1")),
         "goodput_gbps": s["goodput"]["total_gbps"],
         "queue_mean_pkts": port["occupancy"]["mean_pkts"],
         "queue_p99_pkts": port["occupancy"]["p99_pkts"],
