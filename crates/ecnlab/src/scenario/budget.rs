@@ -51,8 +51,9 @@ pub struct Item {
     pub bytes: u64,
 }
 
-/// Route tables as the network stores them once routes are kept per destination switch: a next hop per
-/// (switch, destination switch) and each host's attachment, 8 B each.
+/// Route tables as `net::Network` stores them (`route_table_bytes` after the build), bounded before it: a next
+/// hop per (switch, destination switch), with every switch counted as a destination, and each host's
+/// attachment, 8 B each.
 fn route_bytes(switches: u64, hosts: u64) -> u64 {
     switches.saturating_mul(switches).saturating_mul(8).saturating_add(hosts.saturating_mul(8))
 }
