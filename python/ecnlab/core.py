@@ -8,6 +8,7 @@ import math
 import numbers
 import operator
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -204,13 +205,23 @@ class Result:
 def run(scenario: Any, seed: int | None = None, set: Mapping[str, Any] | None = None) -> Result:
     """Runs a scenario (shipped name, TOML path, TOML text or dict) with overrides; the GIL is released."""
     source, kind = scenario_source(scenario)
-    return Result._from_native(_native.run(source, kind, set_args(set, seed)))
+    sets = set_args(set, seed)
+    _warn_deprecated(source, kind, sets)
+    return Result._from_native(_native.run(source, kind, sets))
 
 
 def resolve(scenario: Any, seed: int | None = None, set: Mapping[str, Any] | None = None) -> str:
     """Validates and builds (without running) a scenario; returns it resolved, as TOML (config.toml)."""
     source, kind = scenario_source(scenario)
-    return _native.resolve(source, kind, set_args(set, seed))
+    sets = set_args(set, seed)
+    _warn_deprecated(source, kind, sets)
+    return _native.resolve(source, kind, sets)
+
+
+def _warn_deprecated(source: str, kind: str, sets: list[str]) -> None:
+    """A FutureWarning (shown by default: it is meant for the scenario's author) per deprecated key used."""
+    for note in _native.deprecations(source, kind, sets):
+        warnings.warn(note, FutureWarning, stacklevel=3)
 
 
 def load_run(dir: str | os.PathLike) -> Result:

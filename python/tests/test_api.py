@@ -209,3 +209,12 @@ def test_experiments_listing():
     assert "mqecn-fig2" in ex["id"].to_list()
     row = ex.filter(pl.col("id") == "mqecn-fig2").row(0, named=True)
     assert row["axes"] == ["k", "load"] and "fct_mean" in row["metrics"]
+
+
+def test_old_transport_keys_warn_and_resolve_as_hosts_keys():
+    # transport.nic_limit moved to hosts.tsq_limit: still read, with a FutureWarning naming the new key.
+    with pytest.warns(FutureWarning, match="write hosts.tsq_limit"):
+        old = ecnlab.resolve("dctcp-8flows", set={"transport.nic_limit": "6000B"})
+    new = ecnlab.resolve("dctcp-8flows", set={"hosts.tsq_limit": "6000B"})
+    assert tomllib.loads(old) == tomllib.loads(new)
+    assert tomllib.loads(new)["hosts"]["tsq_limit"] == "6000B"

@@ -89,10 +89,14 @@ impl Args {
 /// The scenario argument through the library's loader (`Scenario::load`, shared with Python), its errors about
 /// the argument itself at `SCENARIO`, as this command line spells it.
 fn load(spec: &str, sets: &[String]) -> Result<Scenario, Error> {
-    Scenario::load(&Source::Auto(spec), sets).map_err(|e| match e {
+    let sc = Scenario::load(&Source::Auto(spec), sets).map_err(|e| match e {
         Error::Config { path, msg } if path == "scenario" => Error::Config { path: "SCENARIO".into(), msg },
         e => e,
-    })
+    })?;
+    for note in &sc.deprecated {
+        eprintln!("warning: {note}");
+    }
+    Ok(sc)
 }
 
 fn cmd_run(mut a: Args) -> Result<(), Error> {

@@ -157,6 +157,12 @@ fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyR
     })
 }
 
+/// The notes on deprecated keys the scenario uses (none if it does not load: `run` and `resolve` then raise).
+#[pyfunction]
+fn deprecations(source: String, kind: &str, sets: Vec<String>) -> Vec<String> {
+    load(&source, kind, &sets).map(|sc| sc.deprecated).unwrap_or_default()
+}
+
 /// Runs one scenario on a worker thread with the GIL released; Ctrl-C (or `cancel_all`) stops it.
 #[pyfunction]
 fn run(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<Report> {
@@ -255,6 +261,7 @@ fn busiest_port(py: Python<'_>, summary_json: &str) -> PyResult<Option<String>> 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
+    m.add_function(wrap_pyfunction!(deprecations, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_run_dir, m)?)?;

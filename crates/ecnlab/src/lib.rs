@@ -8,7 +8,9 @@
 //!                                              │                                   series/*.csv, trace.csv
 //!   engine::EventQueue  (time, phase, seq) ────┤
 //!   net::Network        hosts, switches, one egress port per link direction, BFS routes by switch + ECMP; net::pfc
-//!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters
+//!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters; a sans-IO
+//!                       component that owns its time (port/clock.rs: offer, depart, the wake-ups it asks for
+//!                       or the departures it defers to advance_to), read only when settled (Port::settled)
 //!     ├─ sched::AnyScheduler   which queue sends next (no ECN knowledge)
 //!     └─ mark::AnyMarker       Pass / Mark / Drop at enqueue and dequeue, from a read-only mark::PortState
 //!                              (a view mark defines; the port fills it): one file per scheme (its Marker impl,

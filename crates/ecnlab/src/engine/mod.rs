@@ -21,7 +21,7 @@ pub enum Event {
     FlowTimer { flow: u32 },
     /// Delayed packets (RTT variation) of a host's link reach its far end.
     LateArrive { port: u32 },
-    /// A host's NIC backlog fell below `nic_limit`: blocked flows may send again.
+    /// A host's NIC backlog fell below `tsq_limit`: blocked flows may send again.
     NicReady { host: u32 },
     /// A workload generator acts (start a flow, next arrival, next incast round, probe).
     Workload { idx: u32 },

@@ -621,7 +621,7 @@ mod tests {
         // An info check is never a pass and never a failure.
         let info = check(true, false);
         assert!(!info.passed() && !info.failed() && info.status == "reported");
-        assert_eq!(verdict(&[info.clone()], hit), "reproduced");
+        assert_eq!(verdict(std::slice::from_ref(&info), hit), "reproduced");
         assert_eq!(verdict(&[info, check(false, false)], hit), "not_reproduced");
     }
 }

@@ -72,8 +72,8 @@ mod tests {
         let sc = Scenario::from_toml(SCENARIO, &[]).expect("valid");
         let mut sim = Sim::new(&sc).expect("builds");
         sim.run().expect("runs");
-        let port = sim.net.port_by_name("s0->h1").expect("the bottleneck") as usize;
-        let c = sim.ports[port].counters();
+        let port = sim.port_index("s0->h1").expect("the bottleneck");
+        let c = sim.port_counters(port);
         assert!(c.arrived_pkts > 100, "the flow sent: {}", c.arrived_pkts);
         assert_eq!(c.total_marks(), c.arrived_pkts / 10, "one mark per 10 packets");
     }

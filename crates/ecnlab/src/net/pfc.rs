@@ -49,7 +49,7 @@ impl PfcConfig {
     /// Headroom of a link of `rate` and one-way `delay`: PAUSE needs `delay` + its own serialization to reach
     /// the upstream port, which then finishes the frame it is sending (1 MTU), and the bytes on the wire
     /// (`rate × delay`) still arrive; plus one MTU for the frame that crossed XOFF and `upstream_backlog` that
-    /// the upstream had already committed (a host NIC's backlog, `transport.nic_limit`).
+    /// the upstream had already committed (a host NIC's backlog, `hosts.tsq_limit`).
     pub fn headroom_for(&self, rate: Rate, delay: Time, mtu: Bytes, upstream_backlog: Bytes) -> Bytes {
         if let Some(h) = self.headroom {
             return h;

@@ -3,12 +3,16 @@
 //!
 //! Written once; schedulers and markers are plug-ins that see a `PortState`.
 
+mod clock;
 pub mod fifo;
 pub mod occupancy;
+mod settled;
 pub mod shared;
 
+pub use clock::{may_defer_departures, HostSide, Surroundings};
 pub use fifo::FifoPool;
 pub use occupancy::{Occupancy, OccupancyStats};
+pub use settled::Settled;
 pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, Link, MarkReason, PortState, Queues, Verdict};
@@ -16,6 +20,7 @@ use crate::net::pfc::{self, PauseState, Signal};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::sched::{AnyScheduler, QueueView};
 use crate::units::{Bytes, Rate, Time, PS_PER_S};
+use clock::TxEnd;
 use fifo::{Fifo, Waiting};
 
 /// What a marker's Mark verdict does to a non-ECT packet.
@@ -113,7 +118,7 @@ impl Queue {
     }
 
     /// The queue's counters; arrivals are what was sent, dropped, or still waits.
-    pub fn counters(&self) -> Counters {
+    fn counters(&self) -> Counters {
         let dropped: u64 = self.drops.iter().sum();
         Counters {
             arrived_pkts: self.sent_pkts + dropped + self.pkts(),
@@ -132,8 +137,9 @@ impl Queue {
     }
 }
 
-/// A packet the port put on the wire: its queue, its size, whether the dequeue marker marked it, and the
-/// `hop` it was queued with.
+/// A packet the port put on the wire: its queue, its size, whether the dequeue marker marked it, the `hop`
+/// it was queued with, when its last bit reaches the far end of the link, and the instant the owner must
+/// wake the port (`Port::wake`) to make the next departure, if the port asks for one (`clock`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Departure {
     pub id: PacketId,
@@ -141,6 +147,8 @@ pub struct Departure {
     pub wire: Bytes,
     pub marked: bool,
     pub hop: u32,
+    pub arrives: Time,
+    pub wake: Option<Time>,
 }
 
 /// Static configuration of a port, resolved to bytes. `repr(C)` in 64 bytes: one line of the port's record.
@@ -160,15 +168,34 @@ pub struct PortConfig {
 /// The outcome of offering a packet to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
-    /// Queued; `marked` says whether the marker marked it at enqueue.
+    /// Queued; `marked` says whether the marker marked it at enqueue. If the transmitter is free the owner
+    /// asks for the departure at once (`depart`); if it is busy, `wake` is the wake-up its end now needs.
     Queued {
         queue: usize,
         marked: bool,
+        wake: Option<Time>,
     },
     Dropped(DropReason),
-    /// Found the port idle and empty and went straight into transmission (only with `Port::pass_idle`): the
-    /// caller puts it on the wire as it would a `dequeue`'s departure.
+    /// Found the port idle and empty and went straight onto the wire (`Entry::PassIdle`), or was sent by a NIC
+    /// (`Entry::Nic`), as a
+    /// `depart`'s packet.
     Sent(Departure),
+}
+
+/// How an offered packet enters a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// Through its class's queue, the scheduler's pick and the marker at dequeue.
+    Queues,
+    /// As `Queues`, except that a packet finding every queue empty and the transmitter free leaves at once,
+    /// without its FIFO and the scheduler's pick: the same departures, counters and statistics, fewer steps
+    /// (a fast path: off where each enqueue and dequeue must be seen on its own, a packet trace or PFC's
+    /// ingress counts).
+    PassIdle,
+    /// A host's NIC: a FIFO at line rate that never marks or drops (its host's transport bounds what it
+    /// holds), so a packet's departure is known when it is offered and the port needs neither queue nor
+    /// wake-up (`Port::nic`). A model, not a fast path.
+    Nic,
 }
 
 /// The queues as the marker reads them (`mark::Queues`): backlogs and weights of the records, and their sum.
@@ -200,21 +227,22 @@ impl Queues for Loads<'_> {
 pub struct Port {
     /// When the last bit of the latest packet put on the wire leaves: the transmitter is busy while
     /// `now < tx_end`. The packet itself is already on its link (its `Arrive` is in the event queue).
-    pub tx_end: Time,
+    tx_end: Time,
     /// Its wire size (the backlog an arriving packet finds counts it while it is being sent).
     tx_wire: u32,
-    /// What the end of that transmission still owes.
+    /// What the end of that transmission still owes (`clock`).
     tx_owes: TxEnd,
     /// PFC: priorities this port admits whatever its buffer (ingress thresholds bound them instead).
     pub lossless: u8,
-    /// A packet that finds every queue empty and the transmitter free leaves at once, without its FIFO and
-    /// the scheduler's pick (`Admit::Sent`). Off where each enqueue and dequeue must be seen on its own (a
-    /// packet trace, PFC's ingress counts); on or off, the results are the same.
-    pub pass_idle: bool,
-    pub port_bytes: u64,
+    /// A departure owed at the end of a transmission is deferred until the owner next looks at the port
+    /// (`advance_to`), instead of asking for a wake-up then (`may_defer_departures` says when that is sound).
+    defers: bool,
+    /// How an offered packet enters the port (`Entry`).
+    entry: Entry,
+    port_bytes: u64,
     /// Σ of the queues' weights (PMSB's and the weighted shares' denominator).
     weight_sum: u64,
-    pub queues: Box<[Queue]>,
+    queues: Box<[Queue]>,
     /// Time the transmitter spent busy as a switch port (for utilisation).
     busy_time: Time,
     /// Serialization time per byte when it is a whole number of picoseconds (every common rate), else 0.
@@ -230,10 +258,10 @@ pub struct Port {
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
     pub cfg: PortConfig,
-    pub occupancy: Occupancy,
+    occupancy: Occupancy,
     pub sched: AnyScheduler,
     pub marker: AnyMarker,
-    pub first_mark: Option<(Time, u32)>,
+    first_mark: Option<(Time, u32)>,
     /// Host links only: packets delayed by RTT variation, ordered by arrival time, and the earliest pending
     /// wake-up for them.
     pub late: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u64, PacketId)>>,
@@ -241,7 +269,7 @@ pub struct Port {
     /// PFC: priorities the downstream paused.
     pub pause: PauseState,
     /// Counters and busy time when the statistics window opened.
-    pub at_window_start: (Counters, Time),
+    at_window_start: (Counters, Time),
     nic: Nic,
 }
 
@@ -277,20 +305,6 @@ fn serialization(ps_per_byte: u64, rate: Rate, wire: Bytes) -> Time {
     }
 }
 
-/// What the end of a port's transmission owes (DESIGN: a departure is processed at the instant the last bit
-/// leaves). Ending a transmission matters only if a packet waits to be sent next, so the `TxDone` event is
-/// scheduled only then; a port that falls idle tells its marker lazily.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TxEnd {
-    /// Nothing: no transmission yet, or its end was handled.
-    Nothing,
-    /// A `TxDone` event is scheduled at `tx_end`.
-    Event,
-    /// No event: the queues were empty when it started and have stayed so; the marker's `on_idle(tx_end)`
-    /// is still owed.
-    IdleNotice,
-}
-
 /// The scheduler's view: a paused queue looks empty.
 struct View<'a>(&'a [Queue], &'a FifoPool, u64);
 impl QueueView for View<'_> {
@@ -319,6 +333,7 @@ impl Port {
             tx_end: Time::ZERO,
             tx_wire: 0,
             tx_owes: TxEnd::Nothing,
+            defers: false,
             arrival_backlog_min: u64::MAX,
             arrived_pkts: 0,
             occupancy: Occupancy::new(histogram),
@@ -333,9 +348,36 @@ impl Port {
             pause: PauseState::default(),
             paused_queues: 0,
             lossless: 0,
-            pass_idle: false,
+            entry: Entry::Queues,
             cfg,
         }
+    }
+
+    /// A host's NIC on a link of `rate` and `delay` (`Entry::Nic`).
+    pub fn nic(rate: Rate, delay: Time, mtu: Bytes) -> Port {
+        let buffer = Bytes(u64::MAX / 2);
+        let cfg = PortConfig { rate, delay, mtu, buffer, queues: 1, non_ect: NonEct::Pass, queue_limits: Vec::new() };
+        let mut port = Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false);
+        port.entry = Entry::Nic;
+        port
+    }
+
+    /// Whether it is a host's NIC (`Port::nic`).
+    #[inline(always)]
+    pub fn is_nic(&self) -> bool {
+        self.entry == Entry::Nic
+    }
+
+    /// Packets that find a queueing port idle pass straight through (`Entry::PassIdle`), or not.
+    pub fn set_pass_idle(&mut self, on: bool) {
+        if self.entry != Entry::Nic {
+            self.entry = if on { Entry::PassIdle } else { Entry::Queues };
+        }
+    }
+
+    /// Whether packets that find it idle pass straight through.
+    pub fn passes_idle(&self) -> bool {
+        self.entry == Entry::PassIdle
     }
 
     /// The link as the marker reads it.
@@ -400,8 +442,10 @@ impl Port {
             && shared.as_ref().is_none_or(|s| s.admits(q, self.queues[q].bytes, wire))
     }
 
-    /// `hop`: where the packet goes beyond this port's link (opaque here), handed back at its departure.
-    pub fn enqueue(
+    /// Offers a packet to the port at `now`: buffer admission, the marker at enqueue, and its queue (or
+    /// straight onto the wire, `Admit::Sent`). `hop`: where the packet goes beyond this port's link (opaque
+    /// here), handed back at its departure.
+    pub fn offer(
         &mut self,
         now: Time,
         id: PacketId,
@@ -411,6 +455,9 @@ impl Port {
         mut shared: Option<&mut SharedBuffer>,
     ) -> Admit {
         let p = pool.get_mut(id);
+        if self.entry == Entry::Nic {
+            return Admit::Sent(self.nic_send(now, id, p.wire_bytes(), hop));
+        }
         let q = self.classify(p.class);
         let wire = p.wire as u64;
         self.settle(now);
@@ -437,19 +484,21 @@ impl Port {
             s.used += wire;
             s.occupancy.set(now, s.used);
         }
-        if self.pass_idle && self.port_bytes == 0 && self.tx_end <= now && self.paused_queues == 0 {
+        if self.entry == Entry::PassIdle && self.port_bytes == 0 && self.tx_end <= now && self.paused_queues == 0 {
             return self.pass(now, q, Waiting { id, wire: wire as u32, since: now, hop }, p, shared);
         }
         let b = self.queues[q].bytes + wire;
         self.queues[q].fifo.push_back(fifos, Waiting { id, wire: wire as u32, since: now, hop });
         self.set_len(now, q, b);
         self.sched.on_enqueue(q, wire as u32, now, &mut self.marker);
-        Admit::Queued { queue: q, marked }
+        let wake = if self.tx_end > now { self.queued_behind(now) } else { None };
+        Admit::Queued { queue: q, marked, wake }
     }
 
-    /// Takes the next packet to transmit (scheduler, then the marker at dequeue). Packets the dequeue marker
-    /// drops are returned in `dropped` for the caller to account and free.
-    pub fn dequeue(
+    /// Takes the next packet to transmit (scheduler, then the marker at dequeue), not yet on the wire
+    /// (`depart` puts it there). Packets the dequeue marker drops are returned in `dropped` for the caller
+    /// to account and free.
+    pub(super) fn dequeue(
         &mut self,
         now: Time,
         pool: &mut PacketPool,
@@ -506,7 +555,8 @@ impl Port {
                 let c = &mut self.queues[q];
                 c.sent_pkts += 1;
                 c.sent_bytes += w.wire as u64;
-                Ok(Departure { id: w.id, queue: q, wire: Bytes(w.wire as u64), marked, hop: w.hop })
+                let wire = Bytes(w.wire as u64);
+                Ok(Departure { id: w.id, queue: q, wire, marked, hop: w.hop, arrives: Time::MAX, wake: None })
             }
             Err(r) => {
                 self.queues[q].count_drop(r, w.wire as u64);
@@ -529,7 +579,10 @@ impl Port {
         }
         self.sched.pass(q, w.wire, now, &mut self.marker);
         match self.leave(now, q, w, p, shared) {
-            Ok(d) => Admit::Sent(d),
+            Ok(mut d) => {
+                self.put_on_wire(now, &mut d);
+                Admit::Sent(d)
+            }
             Err(r) => {
                 self.marker.on_idle(now);
                 Admit::Dropped(r)
@@ -537,78 +590,32 @@ impl Port {
         }
     }
 
-    /// Puts a packet of `wire` bytes on the wire at `now` (the transmitter must be free). Returns when its
-    /// last bit leaves and whether that instant needs a `TxDone` event: only if packets are still queued.
-    /// Otherwise nothing happens then unless a packet arrives before (`tx_event_needed`); the marker is told
-    /// the port went idle at `tx_end` when the port is next used (`settle`).
-    pub fn transmit(&mut self, now: Time, wire: Bytes) -> (Time, bool) {
-        debug_assert!(self.tx_end <= now, "transmitter busy");
-        let tx = self.tx_time(wire);
-        self.tx_end = now + tx;
-        self.tx_wire = wire.0 as u32;
-        self.busy_time += tx;
-        let event = self.port_bytes > 0;
-        self.tx_owes = if event { TxEnd::Event } else { TxEnd::IdleNotice };
-        (self.tx_end, event)
-    }
-
-    /// A packet was queued at `now` while the transmitter is busy: whether the end of the transmission now
-    /// needs its `TxDone` event (it was not scheduled because the queues were empty).
-    pub fn tx_event_needed(&mut self, now: Time) -> bool {
-        debug_assert!(self.tx_end > now);
-        let needed = self.tx_owes == TxEnd::IdleNotice;
-        if needed {
-            self.tx_owes = TxEnd::Event;
-        }
-        needed
-    }
-
-    /// The `TxDone` event at `tx_end` fired.
-    pub fn tx_event_done(&mut self) {
-        self.tx_owes = TxEnd::Nothing;
-    }
-
-    /// If a transmission ended with nothing queued and no event, tells the marker now (before it sees
-    /// anything else) that the port went idle when it ended, as a `TxDone` event would have then.
-    #[inline]
-    fn settle(&mut self, now: Time) {
-        if self.tx_owes == TxEnd::IdleNotice && self.tx_end <= now {
-            self.tx_owes = TxEnd::Nothing;
-            self.marker.on_idle(self.tx_end);
-        }
-    }
-
-    /// The time to serialize `wire` bytes at the port's rate.
-    #[inline]
-    pub fn tx_time(&self, wire: Bytes) -> Time {
-        serialization(self.ps_per_byte, self.cfg.rate, wire)
-    }
-
     /// Over the window: the smallest backlog an arriving packet found (`None` if none arrived).
-    pub fn arrival_backlog_min(&self) -> Option<u64> {
+    fn arrival_backlog_min(&self) -> Option<u64> {
         (self.arrival_backlog_min != u64::MAX).then_some(self.arrival_backlog_min)
     }
 
     /// How long a NIC needs to send what it holds beyond its first `limit` bytes (zero if no more).
     #[inline]
-    pub fn nic_excess(&self, now: Time, limit: Bytes) -> Time {
+    fn nic_excess(&self, now: Time, limit: Bytes) -> Time {
         self.nic.free_at.saturating_sub(now).saturating_sub(self.nic.tx_time(limit))
     }
 
-    /// A NIC sends `wire` bytes FIFO at line rate: returns when the last bit reaches the far end.
+    /// A NIC sends a packet of `wire` bytes FIFO at line rate: it starts when the ones before it are out.
     #[inline]
-    pub fn nic_transmit(&mut self, now: Time, wire: Bytes) -> Time {
+    fn nic_send(&mut self, now: Time, id: PacketId, wire: Bytes, hop: u32) -> Departure {
         let nic = &mut self.nic;
         let tx = nic.tx_time(wire);
         nic.free_at = now.max(nic.free_at) + tx;
         nic.busy_time += tx;
         nic.sent_pkts += 1;
         nic.sent_bytes += wire.0;
-        nic.free_at + nic.delay
+        let arrives = nic.free_at + nic.delay;
+        Departure { id, queue: 0, wire, marked: false, hop, arrives, wake: None }
     }
 
     /// Packets offered: to the queues, or sent by the NIC (which holds none back).
-    pub fn arrived_pkts(&self) -> u64 {
+    fn arrived_pkts(&self) -> u64 {
         self.arrived_pkts + self.nic.sent_pkts
     }
 
@@ -631,17 +638,22 @@ impl Port {
         true
     }
 
+    /// The number of queues (its configuration).
+    pub fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.port_bytes == 0
     }
 
     /// Packets waiting in the queues (not counting the one in transmission).
-    pub fn queued_pkts(&self) -> u64 {
+    fn queued_pkts(&self) -> u64 {
         self.queues.iter().map(Queue::pkts).sum()
     }
 
     /// Occupancy statistics of the whole port (with one queue, the queue's own).
-    pub fn port_occupancy(&mut self) -> &mut Occupancy {
+    fn port_occupancy(&mut self) -> &mut Occupancy {
         if self.queues.len() == 1 {
             &mut self.queues[0].occupancy
         } else {
@@ -660,18 +672,18 @@ impl Port {
     }
 
     /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight).
-    pub fn busy_ahead(&self, now: Time) -> Time {
+    fn busy_ahead(&self, now: Time) -> Time {
         self.tx_end.saturating_sub(now)
     }
 
     /// Fraction of [window start, now] the transmitter was busy.
-    pub fn utilization(&self, now: Time, window: Time) -> f64 {
+    fn utilization(&self, now: Time, window: Time) -> f64 {
         let busy = self.busy_time().saturating_sub(self.busy_ahead(now)).saturating_sub(self.at_window_start.1);
         busy.as_secs_f64() / window.as_secs_f64().max(1e-12)
     }
 
     /// The port's counters: its queues' summed, and a NIC's sends as arrived and sent.
-    pub fn counters(&self) -> Counters {
+    fn counters(&self) -> Counters {
         let mut t = Counters::default();
         for q in &self.queues {
             let c = &q.counters();
@@ -697,201 +709,4 @@ impl Port {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mark::mqecn::{MqEcn, Shape};
-
-    /// One 10 Gb/s queue with MQ-ECN (β = 0.5, T_idle = 10 us) whose round-time estimate starts at 8 us.
-    fn mqecn_port() -> Port {
-        let cfg = PortConfig {
-            rate: Rate::gbps(10),
-            delay: Time::from_us(1),
-            mtu: Bytes(1500),
-            buffer: Bytes(1 << 20),
-            queue_limits: vec![],
-            queues: 1,
-            non_ect: NonEct::Pass,
-        };
-        let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
-        m.t_round = 8e6;
-        Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
-    }
-
-    fn t_round(p: &Port) -> f64 {
-        match &p.marker {
-            AnyMarker::MqEcn(m) => m.t_round,
-            _ => unreachable!(),
-        }
-    }
-
-    fn send_one(p: &mut Port, pool: &mut PacketPool, fifos: &mut FifoPool, now: Time) -> (Time, bool) {
-        let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        assert!(matches!(p.enqueue(now, id, 0, pool, fifos, None), Admit::Queued { .. }));
-        let id = p.dequeue(now, pool, fifos, None, &mut vec![]).expect("queued").id;
-        pool.free(id);
-        p.transmit(now, Bytes(1500))
-    }
-
-    #[test]
-    fn a_transmission_with_nothing_behind_it_needs_no_event_and_idles_from_its_last_bit() {
-        let (mut p, mut pool, mut fifos) = (mqecn_port(), PacketPool::default(), FifoPool::new());
-        let (end, event) = send_one(&mut p, &mut pool, &mut fifos, Time::ZERO);
-        assert_eq!(end, Time::from_ns(1200), "1500 B at 10 Gb/s");
-        assert!(!event, "nothing waits behind it");
-        // The next packet arrives 19.5 us after the last bit left (20.7 us after the transmission started):
-        // one whole T_idle of idleness counted from the end, so T_round halves once (two periods from the start).
-        let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-        p.enqueue(end + Time::from_ns(19_500), id, 0, &mut pool, &mut fifos, None);
-        assert_eq!(t_round(&p), 4e6);
-    }
-
-    #[test]
-    fn a_packet_queued_during_a_transmission_asks_for_its_end_event_once() {
-        let (mut p, mut pool, mut fifos) = (mqecn_port(), PacketPool::default(), FifoPool::new());
-        let (end, _) = send_one(&mut p, &mut pool, &mut fifos, Time::ZERO);
-        for i in 0..2 {
-            let id = pool.alloc(Packet { wire: 1500, ..Packet::default() });
-            p.enqueue(Time::from_ns(100 * (i + 1)), id, 0, &mut pool, &mut fifos, None);
-        }
-        assert!(p.tx_event_needed(Time::from_ns(100)), "the first packet behind the transmission needs it");
-        assert!(!p.tx_event_needed(Time::from_ns(200)), "already scheduled");
-        p.tx_event_done();
-        // The port was never idle: no decay.
-        let (end2, event) = send_one(&mut p, &mut pool, &mut fifos, end);
-        assert_eq!(t_round(&p), 8e6);
-        assert!(event, "two packets still wait");
-        assert_eq!(end2, end + Time::from_ns(1200));
-    }
-
-    /// A 10 Gb/s port of three DWRR queues (quanta 1500, 3000, 700 B) with MQ-ECN at K_std = 6 000 B and a
-    /// 30 KB buffer, so that this test's bursts are marked and dropped.
-    fn dwrr_mqecn_port(pass_idle: bool) -> Port {
-        let cfg = PortConfig {
-            rate: Rate::gbps(10),
-            delay: Time::from_us(1),
-            mtu: Bytes(1500),
-            buffer: Bytes(30_000),
-            queue_limits: vec![],
-            queues: 3,
-            non_ect: NonEct::Pass,
-        };
-        let m = MqEcn::new(Shape::Step { k_std: Bytes(6_000) }, 0.5, Time::from_ns(1200), &[true; 3]);
-        let mut p = Port::new(cfg, AnyScheduler::dwrr(vec![1500, 3000, 700]), AnyMarker::MqEcn(m), true);
-        p.pass_idle = pass_idle;
-        p
-    }
-
-    #[test]
-    fn packets_through_an_idle_port_leave_it_as_the_queue_path_would() {
-        // Two ports, one passing packets that find it idle straight through, take the same arrivals (bursts
-        // and lone packets, as `Sim` drives a port: departures due by an arrival go first). Every departure,
-        // counter, occupancy statistic and the round-time estimate must match.
-        let mut ports = [dwrr_mqecn_port(false), dwrr_mqecn_port(true)];
-        let mut pools = [(PacketPool::default(), FifoPool::new()), (PacketPool::default(), FifoPool::new())];
-        let mut sent = [vec![], vec![]];
-        let mut x = 5u64;
-        let mut now = Time::ZERO;
-        let mut passed = 0;
-        let same_statistics = |ports: &mut [Port; 2], now: Time| {
-            let [a, b] = ports;
-            assert_eq!(format!("{:?}", a.counters()), format!("{:?}", b.counters()));
-            assert_eq!(t_round(a), t_round(b));
-            for q in 0..3 {
-                let (sa, sb) = (a.queues[q].occupancy.stats(now), b.queues[q].occupancy.stats(now));
-                assert_eq!(format!("{sa:?}"), format!("{sb:?}"), "queue {q} at {now}");
-            }
-            assert_eq!(format!("{:?}", a.occupancy.stats(now)), format!("{:?}", b.occupancy.stats(now)));
-        };
-        for i in 0..5_000u64 {
-            if i % 100 == 39 {
-                // Before a burst: the maxima are those of lone packets.
-                same_statistics(&mut ports, now);
-            }
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            // Spaced arrivals, then a burst of 60 arrivals 50 ns apart, in every 100.
-            now += if i % 100 >= 40 { Time::from_ns(50) } else { Time::from_ns(200 + (x >> 20) % 3000) };
-            let pkt = Packet {
-                wire: 64 + (x >> 33) as u32 % 1437,
-                class: (x >> 8) as u8 % 3,
-                ecn: Ecn::Ect,
-                ..Packet::default()
-            };
-            for (k, p) in ports.iter_mut().enumerate() {
-                let (pool, fifos) = &mut pools[k];
-                // The transmissions that end by now, each followed by the next departure.
-                while p.tx_end <= now && !p.is_empty() {
-                    let at = p.tx_end;
-                    let d = p.dequeue(at, pool, fifos, None, &mut vec![]).expect("a packet waits");
-                    p.transmit(at, d.wire);
-                    sent[k].push((at, d));
-                }
-                let id = pool.alloc(pkt);
-                match p.enqueue(now, id, i as u32, pool, fifos, None) {
-                    Admit::Sent(d) => {
-                        p.transmit(now, d.wire);
-                        sent[k].push((now, d));
-                        passed += 1;
-                    }
-                    Admit::Queued { .. } if p.tx_end <= now => {
-                        let d = p.dequeue(now, pool, fifos, None, &mut vec![]).expect("just queued");
-                        p.transmit(now, d.wire);
-                        sent[k].push((now, d));
-                    }
-                    Admit::Queued { .. } => {}
-                    Admit::Dropped(_) => pool.free(id),
-                }
-            }
-        }
-        assert!(passed > 500, "the case passes packets through: {passed}");
-        assert_eq!(sent[0], sent[1]);
-        same_statistics(&mut ports, now);
-        let c = ports[0].counters();
-        assert!(c.total_marks() > 0 && c.total_drops() > 0, "the case marks and drops: {c:?}");
-    }
-
-    #[test]
-    fn derived_arrivals_equal_what_was_offered() {
-        // A 4 500 B buffer offered six packets of 1 000–2 000 B: some are dropped, two are sent, the rest wait.
-        let mut p = mqecn_port();
-        p.cfg.buffer = Bytes(4_500);
-        let (mut pool, mut fifos) = (PacketPool::default(), FifoPool::new());
-        let sizes = [1_000u32, 2_000, 1_500, 2_000, 1_000, 1_200];
-        for (i, &wire) in sizes.iter().enumerate() {
-            let id = pool.alloc(Packet { wire, ..Packet::default() });
-            if let Admit::Dropped(_) = p.enqueue(Time::from_ns(10 * i as u64), id, 0, &mut pool, &mut fifos, None) {
-                pool.free(id);
-            }
-            if i == 1 || i == 3 {
-                let sent = p
-                    .dequeue(Time::from_ns(10 * i as u64 + 5), &mut pool, &mut fifos, None, &mut vec![])
-                    .expect("queued");
-                pool.free(sent.id);
-            }
-        }
-        let c = p.counters();
-        assert_eq!((c.arrived_pkts, c.arrived_bytes), (6, sizes.iter().map(|&w| w as u64).sum()));
-        assert_eq!(c.arrived_pkts, p.arrived_pkts(), "the port's own count");
-        assert_eq!(c.sent_pkts + c.total_drops() + p.queued_pkts(), 6);
-        assert!(c.total_drops() > 0 && p.queued_pkts() > 0, "the case covers drops and waiting packets");
-    }
-
-    #[test]
-    fn a_nic_sends_back_to_back_at_line_rate_and_counts_what_it_sent() {
-        // 10 Gb/s: 1500 B take 1.2 us; the link adds 1 us.
-        let mut p = mqecn_port();
-        let t0 = Time::from_us(5);
-        assert_eq!(p.nic_transmit(t0, Bytes(1500)), t0 + Time::from_ns(1200) + Time::from_us(1));
-        // Sent at once, before the first is out: it waits for it.
-        assert_eq!(p.nic_transmit(t0, Bytes(1500)), t0 + Time::from_ns(2400) + Time::from_us(1));
-        // The NIC holds 2.4 us of bytes, 1.2 us beyond a 1500-byte limit, which it has drained 1.2 us later.
-        assert_eq!(p.nic_excess(t0, Bytes(1500)), Time::from_ns(1200));
-        assert_eq!(p.nic_excess(t0 + Time::from_ns(1200), Bytes(1500)), Time::ZERO);
-        // Idle from 7.4 us: one sent at 10 us starts at once.
-        let t1 = Time::from_us(10);
-        assert_eq!(p.nic_transmit(t1, Bytes(64)), t1 + Time::from_ps(64 * 800) + Time::from_us(1));
-        let c = p.counters();
-        assert_eq!((c.arrived_pkts, c.sent_pkts, c.sent_bytes), (3, 3, 3064));
-        assert_eq!(p.arrived_pkts(), 3, "a NIC counts what it was offered as sent");
-        assert_eq!(p.busy_time(), Time::from_ns(2400) + Time::from_ps(64 * 800));
-    }
-}
+mod tests;

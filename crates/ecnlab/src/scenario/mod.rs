@@ -1,12 +1,14 @@
 //! The one scenario schema (TOML via serde), `--set` overrides, and validation with precise field paths.
 
 mod budget;
+mod hosts;
 mod hostset;
 mod source;
 mod topology;
 mod validate;
 
 pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, FLOW_BYTES};
+pub use hosts::{Egress, Hosts};
 pub use hostset::HostSet;
 pub use source::Source;
 
@@ -41,11 +43,17 @@ pub struct Scenario {
     #[serde(default)]
     pub transport: TcpConfig,
     #[serde(default)]
+    pub hosts: Hosts,
+    #[serde(default)]
     pub workloads: Vec<Workload>,
     #[serde(default)]
     pub observe: Observe,
     #[serde(default)]
     pub limits: Limits,
+    /// Notes on deprecated keys the scenario used (each names the key and its new spelling); fronts show
+    /// them as warnings.
+    #[serde(skip)]
+    pub deprecated: Vec<String>,
 }
 
 fn one() -> u64 {
@@ -449,8 +457,10 @@ impl Scenario {
         for s in sets {
             apply_set(&mut doc, s)?;
         }
+        let deprecated = hosts::migrate(&mut doc)?;
         let derive = take_pias_derive(&mut doc)?;
         let mut sc = deserialize(&doc).map_err(|(path, msg)| Error::config(narrow(&doc, path, &msg).join("."), msg))?;
+        sc.deprecated = deprecated;
         sc.validate()?;
         if let Some(d) = derive {
             sc.resolve_pias(&d)?;

@@ -96,10 +96,10 @@ impl Scenario {
                 return err("transport.delayed_ack.timeout", "must be > 0");
             }
         }
-        if t.nic_limit > MAX_BYTES {
+        if self.hosts.tsq_limit > MAX_BYTES {
             return err(
-                "transport.nic_limit",
-                format!("must be in [0B, {MAX_BYTES}] (at most 1 TiB), got {}", t.nic_limit),
+                "hosts.tsq_limit",
+                format!("must be in [0B, {MAX_BYTES}] (at most 1 TiB), got {}", self.hosts.tsq_limit),
             );
         }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
@@ -307,9 +307,9 @@ impl Scenario {
     }
 
     /// Whether a port transmitting from `from` queues, schedules and marks (a switch's, or a host's with
-    /// `transport.host_queue = "switch"`); else it is a host NIC.
+    /// `hosts.egress = "switch"`); else it is a host NIC.
     pub fn queueing_port(&self, from: crate::net::Node) -> bool {
-        self.transport.host_queue == crate::transport::HostQueue::Switch || matches!(from, crate::net::Node::Switch(_))
+        self.hosts.egress == super::Egress::Switch || matches!(from, crate::net::Node::Switch(_))
     }
 
     /// The switch defaults with one override applied.
@@ -344,7 +344,7 @@ impl Scenario {
             if !port.queues {
                 return err(
                     format!("{path}.port"),
-                    "host NIC ports are not configurable (unless transport.host_queue = \"switch\"); name a switch port",
+                    "host NIC ports are not configurable (unless hosts.egress = \"switch\"); name a switch port",
                 );
             }
             self.validate_port(&path, &self.port_settings_with(o), port)?;
@@ -437,15 +437,15 @@ impl Scenario {
 
     /// Host egress ports like a switch's carry neither PFC nor RoCE.
     fn validate_host_queue(&self) -> Result<(), Error> {
-        if self.transport.host_queue != crate::transport::HostQueue::Switch {
+        if self.hosts.egress != super::Egress::Switch {
             return Ok(());
         }
         let why = |what: &str| format!("\"switch\" host egress ports do not support {what}; use \"nic\"");
         if matches!(self.transport.cc, crate::transport::CcConfig::Dcqcn(_)) {
-            return err("transport.host_queue", why("RoCE (transport.cc is dcqcn)"));
+            return err("hosts.egress", why("RoCE (transport.cc is dcqcn)"));
         }
         if self.switch.pfc.is_some() {
-            return err("transport.host_queue", why("PFC (switch.pfc is set)"));
+            return err("hosts.egress", why("PFC (switch.pfc is set)"));
         }
         Ok(())
     }

@@ -5,16 +5,15 @@ use super::workload::WorkloadState;
 use super::Sim;
 use crate::engine::{rng::key, Event, EventQueue, Rng};
 use crate::error::Error;
-use crate::mark::{AnyMarker, Build};
+use crate::mark::Build;
 use crate::net::pfc::{Pfc, PfcConfig};
 use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
-use crate::port::{FifoPool, Port, PortConfig, SharedBuffer};
-use crate::scenario::{PortSettings, Scenario, SchedulerConfig, Workload};
+use crate::port::{may_defer_departures, FifoPool, HostSide, Port, PortConfig, SharedBuffer, Surroundings};
+use crate::scenario::{Egress, PortSettings, Scenario, SchedulerConfig, Workload};
 use crate::sched::AnyScheduler;
 use crate::transport::cc::CcConfig;
-use crate::transport::HostQueue;
 use crate::units::{Bytes, Time};
 
 /// Per-queue quanta: `quantum × weight`.
@@ -54,7 +53,7 @@ impl Sim {
             if settings[id as usize].is_none() {
                 return Err(Error::config(
                     format!("ports.{i}.port"),
-                    "host NIC ports are not configurable (unless transport.host_queue = \"switch\")",
+                    "host NIC ports are not configurable (unless hosts.egress = \"switch\")",
                 ));
             }
             settings[id as usize] = Some(sc.port_settings_with(o));
@@ -105,25 +104,14 @@ impl Sim {
                     };
                     let mut port = Port::new(cfg, sched, marker, hist);
                     port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
-                    port.pass_idle = s.pfc.is_none() && sc.observe.trace.is_none();
+                    port.set_pass_idle(s.pfc.is_none() && sc.observe.trace.is_none());
                     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
                         port.shared = Some(sw);
                     }
                     port
                 }
-                None => {
-                    // A host NIC: one FIFO that never marks or drops (the transport's window bounds it).
-                    let cfg = PortConfig {
-                        rate: spec.rate,
-                        delay: spec.delay,
-                        mtu: spec.mtu,
-                        buffer: Bytes(u64::MAX / 2),
-                        queues: 1,
-                        non_ect: Default::default(),
-                        queue_limits: Vec::new(),
-                    };
-                    Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false)
-                }
+                // A host NIC: a FIFO at line rate that never marks or drops (the transport bounds it).
+                None => Port::nic(spec.rate, spec.delay, spec.mtu),
             };
             ports.push(port);
         }
@@ -132,37 +120,28 @@ impl Sim {
             Some(t) => Some(TraceSpec::new(t, &net, &settings)?),
         };
         let pfc = sc.switch.pfc.as_ref().map(|c| pfc_state(c, &net, sc));
-        // Lazy where a departure touches nothing but its port and its link's line: not with a shared buffer
-        // (other ports read the pool), PFC (frames to other ports) or a packet trace (its records' order); at a
-        // host like a switch's, only if no flow of it can ever wait for its port to drain (the port's buffer
-        // is within `nic_limit`) and no flow's packets are delayed after it (RTT variation: a delay line).
         let rtt_varies = sc.workloads.iter().any(|w| matches!(w, Workload::Poisson { rtt: Some(_), .. }));
-        // A host's port like a switch's that never holds more than `nic_limit`.
-        let never_fills =
-            |port: &Port| sc.transport.host_queue == HostQueue::Switch && port.cfg.buffer <= sc.transport.nic_limit;
+        // A host's port like a switch's that never holds more than `tsq_limit`: no flow of it ever waits for
+        // it to drain.
+        let never_fills = |port: &Port| sc.hosts.egress == Egress::Switch && port.cfg.buffer <= sc.hosts.tsq_limit;
         let host_ports_never_fill =
             net.ports.iter().zip(&ports).all(|(spec, port)| matches!(spec.from, Node::Switch(_)) || never_fills(port));
         // DCQCN's pacer reads the clock (validation keeps RoCE off hosts' ports like a switch's today).
         let receiver_events_leave_senders =
             host_ports_never_fill && pfc.is_none() && !matches!(sc.transport.cc, CcConfig::Dcqcn(_));
-        let departures = net
-            .ports
-            .iter()
-            .zip(&ports)
-            .map(|(spec, port)| {
-                let alone = match spec.from {
-                    Node::Switch(_) => port.shared.is_none(),
-                    Node::Host(_) => never_fills(port) && !rtt_varies,
-                } && port.pass_idle
-                    && pfc.is_none()
-                    && trace.is_none();
-                if alone {
-                    super::Departures::Lazy
-                } else {
-                    super::Departures::ByEvent
-                }
-            })
-            .collect();
+        for (spec, port) in net.ports.iter().zip(&mut ports) {
+            let around = Surroundings {
+                shared_buffer: port.shared.is_some(),
+                pfc: pfc.is_some(),
+                traced: trace.is_some(),
+                passes_idle: port.passes_idle(),
+                host: match spec.from {
+                    Node::Switch(_) => None,
+                    Node::Host(_) => Some(HostSide { senders_may_wait: !never_fills(port), delay_line: rtt_varies }),
+                },
+            };
+            port.set_deferred_departures(may_defer_departures(&around));
+        }
         let classes = 256;
         let mut sim = Sim {
             now: Time::ZERO,
@@ -176,23 +155,20 @@ impl Sim {
             fifos: FifoPool::new(),
             ports,
             far_end: net.ports.iter().map(|spec| spec.to).collect(),
-            port_host: match sc.transport.host_queue {
-                HostQueue::Switch => net
-                    .ports
-                    .iter()
-                    .map(|p| match p.from {
-                        Node::Host(h) => h,
-                        Node::Switch(_) => super::NOT_A_HOST,
-                    })
-                    .collect(),
-                HostQueue::Nic => Vec::new(),
-            },
-            departures,
+            port_host: net
+                .ports
+                .iter()
+                .map(|p| match p.from {
+                    Node::Host(h) => h,
+                    Node::Switch(_) => super::NOT_A_HOST,
+                })
+                .collect(),
             receiver_events_leave_senders,
             on_links: 0,
             any_extra_delay: false,
             flows: reserve_flows(sc)?,
             tcp: std::sync::Arc::new(sc.transport),
+            tsq_limit: sc.hosts.tsq_limit,
             workloads: sc
                 .workloads
                 .iter()
@@ -232,7 +208,7 @@ impl Sim {
         };
         let mut cols = vec!["time_s".to_string()];
         for &p in &watched {
-            for q in 0..sim.ports[p as usize].queues.len() {
+            for q in 0..sim.ports[p as usize].queue_count() {
                 cols.push(format!("{}:q{q}_bytes", sim.net.ports[p as usize].name()));
             }
         }
@@ -299,9 +275,9 @@ fn pfc_state(c: &PfcConfig, net: &Network, sc: &Scenario) -> Pfc {
         .iter()
         .map(|p| {
             let upstream_backlog = match p.from {
-                Node::Host(_) => Bytes(
-                    sc.transport.nic_limit.0.saturating_add(sc.mtu.0).saturating_add(p.rate.bytes_in(longest_rtt).0),
-                ),
+                Node::Host(_) => {
+                    Bytes(sc.hosts.tsq_limit.0.saturating_add(sc.mtu.0).saturating_add(p.rate.bytes_in(longest_rtt).0))
+                }
                 Node::Switch(_) => Bytes::ZERO,
             };
             // Saturating: a bound past 2⁶⁴ B is never reached, and must not wrap into a tiny one.

@@ -21,7 +21,7 @@ use crate::net::pfc::{self, Pfc, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{LogHist, Series, TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool, Sack};
-use crate::port::{Admit, Departure, FifoPool, Port};
+use crate::port::{Admit, Departure, FifoPool, Port, Settled};
 use crate::transport::{FlowAddr, Receiver, Sender, TcpConfig};
 use crate::units::{Bytes, Rate, Time};
 use std::collections::VecDeque;
@@ -63,7 +63,7 @@ pub struct Flow {
 pub struct Host {
     blocked: VecDeque<u32>,
     wake_pending: bool,
-    /// A host port like a switch's drained to `nic_limit`: its `NicReady` is scheduled.
+    /// A host port like a switch's drained to `tsq_limit`: its `NicReady` is scheduled.
     waking: bool,
 }
 
@@ -77,38 +77,25 @@ enum Side {
     Receiver,
 }
 
-/// How a port's next departure is made when its transmission ends with packets waiting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Departures {
-    /// By a `TxDone` event at the transmission's end.
-    ByEvent,
-    /// Lazily, by `Sim::catch_up` (no departure owed now).
-    Lazy,
-    /// Lazily, and one is owed at the port's `tx_end`.
-    Owed,
-}
-
 pub struct Sim {
-    pub now: Time,
-    pub hosts: Vec<Host>,
+    now: Time,
+    hosts: Vec<Host>,
     /// Shared buffer pools, one per switch, when configured.
-    pub pools: Vec<crate::port::SharedBuffer>,
+    pools: Vec<crate::port::SharedBuffer>,
     events: EventQueue,
-    pub pool: PacketPool,
+    pool: PacketPool,
     /// Every switch queue's FIFO entries.
     fifos: FifoPool,
-    pub net: Network,
-    pub ports: Vec<Port>,
+    net: Network,
+    ports: Vec<Port>,
     /// Where port i's outgoing link leads. The packets on it are the `Arrive` events of its line in `events`.
-    pub far_end: Vec<Node>,
-    /// With host egress ports like a switch's (`transport.host_queue = "switch"`): per port, the host it leaves,
-    /// or `NOT_A_HOST` (a switch's). Empty with NICs. Dense, so a departure's test stays in cache.
+    far_end: Vec<Node>,
+    /// Per port: the host it leaves (a NIC, or a port like a switch's), or `NOT_A_HOST` (a switch's). Dense, so
+    /// a departure's test stays in cache.
     port_host: Vec<u32>,
-    /// Per port: how its departures are made. Dense, so an arrival's test stays in cache.
-    departures: Vec<Departures>,
     /// An event of a flow's receiver cannot make its sender send, nor wait: TCP senders (whether one sends
     /// depends on its window and its application's writes, not on the clock), hosts' ports like a switch's that
-    /// never hold more than `nic_limit`, no PFC. Then `pump_side` drains the receiver alone.
+    /// never hold more than `tsq_limit`, no PFC. Then `pump_side` drains the receiver alone.
     receiver_events_leave_senders: bool,
     /// Packets on links (each with its `Arrive` in `events`).
     on_links: u64,
@@ -116,59 +103,55 @@ pub struct Sim {
     /// read to leave its host (a departure from a host port like a switch's would otherwise read two lines
     /// long out of cache, the packet's and the flow's).
     any_extra_delay: bool,
-    pub flows: Vec<Flow>,
+    flows: Vec<Flow>,
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
-    pub tcp: std::sync::Arc<TcpConfig>,
+    tcp: std::sync::Arc<TcpConfig>,
+    /// TCP small queues: a host hands its egress data only while no more than this waits there unsent.
+    tsq_limit: Bytes,
     workloads: Vec<WorkloadState>,
-    pub seed: u64,
-    pub duration: Time,
-    pub warmup: Time,
+    seed: u64,
+    duration: Time,
+    warmup: Time,
     max_events: u64,
-    pub events_processed: u64,
+    events_processed: u64,
     /// When the last packet, timer or workload event happened (sampling, phases and the window start aside):
     /// the end of the traffic, where `duration` may lie far beyond it.
-    pub traffic_end: Time,
+    traffic_end: Time,
     /// Per class: payload bytes delivered in order to receivers.
-    pub class_delivered: Vec<u64>,
+    class_delivered: Vec<u64>,
     class_delivered_at_warmup: Vec<u64>,
     /// Per class: TCP RTT samples (ps) after warm-up.
-    pub class_rtt: Vec<LogHist>,
+    class_rtt: Vec<LogHist>,
     /// Every class's TCP RTT samples together.
-    pub all_rtt: LogHist,
+    all_rtt: LogHist,
     /// Phase boundaries and the delivered bytes per class at each.
-    pub phases: Vec<Time>,
+    phases: Vec<Time>,
     phase_snapshots: Vec<Option<Vec<u64>>>,
-    pub rtt_series: Option<Series>,
+    rtt_series: Option<Series>,
     sample_interval: Time,
     watched_ports: Vec<u32>,
     cwnd_flows: Vec<u32>,
-    pub series: Vec<Series>,
+    series: Vec<Series>,
     trace: Option<report::TraceSpec>,
-    pub trace_records: Vec<TraceRecord>,
+    trace_records: Vec<TraceRecord>,
     drop_scratch: Vec<(PacketId, usize, DropReason)>,
     late_seq: u64,
     /// Packets injected by hosts and consumed by hosts, for the conservation check.
-    pub injected: u64,
-    pub consumed: u64,
-    pub dropped: u64,
+    injected: u64,
+    consumed: u64,
+    dropped: u64,
     /// Ingress accounting when `switch.pfc` is on.
-    pub pfc: Option<Pfc>,
+    pfc: Option<Pfc>,
     /// The first PFC violation (headroom exceeded, lossless packet dropped): fails the run.
     pfc_error: Option<String>,
 }
 
 impl Sim {
-    /// Host egress ports are like a switch's (`transport.host_queue = "switch"`), not NICs.
-    #[inline(always)]
-    fn hosts_queue(&self) -> bool {
-        !self.port_host.is_empty()
-    }
-
-    /// The host whose egress `port` is, if it is a host port like a switch's (none with NICs).
+    /// The host whose egress `port` is, if it is a host's.
     #[inline(always)]
     fn host_of_port(&self, port: u32) -> Option<u32> {
-        self.port_host.get(port as usize).copied().filter(|&h| h != NOT_A_HOST)
+        Some(self.port_host[port as usize]).filter(|&h| h != NOT_A_HOST)
     }
 
     #[inline]
@@ -182,12 +165,38 @@ impl Sim {
     /// delay. Each is an optimisation that must change no result; running both ways and comparing outputs is
     /// the test of all of them together (`tests/integration/identity.rs`).
     pub fn without_fast_paths(&mut self) {
-        self.departures.fill(Departures::ByEvent);
         for p in &mut self.ports {
-            p.pass_idle = false;
+            p.set_deferred_departures(false);
+            p.set_pass_idle(false);
         }
         self.receiver_events_leave_senders = false;
         self.any_extra_delay = true;
+    }
+
+    /// The port named `name` (`"s0->h1"`: the egress of s0 toward h1), as an index for the accessors below.
+    pub fn port_index(&self, name: &str) -> Option<u32> {
+        self.net.port_by_name(name)
+    }
+
+    /// A port's counters now, every departure due by now made.
+    pub fn port_counters(&mut self, port: u32) -> crate::port::Counters {
+        self.port(port).counters()
+    }
+
+    /// A port's marker, as it stands now.
+    pub fn marker(&self, port: u32) -> &crate::mark::AnyMarker {
+        &self.ports[port as usize].marker
+    }
+
+    /// Replaces a port's marker before the run, e.g. with research code as `AnyMarker::Custom`.
+    pub fn set_marker(&mut self, port: u32, marker: crate::mark::AnyMarker) {
+        assert_eq!(self.events_processed, 0, "a marker is set before the run");
+        self.ports[port as usize].marker = marker;
+    }
+
+    /// Every flow opened so far, by id.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
     }
 
     /// Runs to `duration` (or until nothing is left to do).
@@ -234,7 +243,7 @@ impl Sim {
                 if cancel.is_cancelled() {
                     return Err(Error::Interrupted);
                 }
-                if progress && self.events_processed % (16 * EVERY) == 0 {
+                if progress && self.events_processed.is_multiple_of(16 * EVERY) {
                     let secs = started.elapsed().as_secs();
                     if secs > last_print {
                         last_print = secs;
@@ -290,86 +299,79 @@ impl Sim {
         }
     }
 
-    /// Puts a packet the port took from its queues on the wire, now.
+    /// A packet the port put on the wire now goes onto its link (or its host's delay line).
     #[inline(always)]
-    fn send(&mut self, port: u32, Departure { id, queue: q, wire, marked, hop }: Departure) {
-        self.pfc_release(id);
-        let p = &mut self.ports[port as usize];
-        let (end, event) = p.transmit(self.now, wire);
-        let at = end + p.cfg.delay;
-        if event {
-            self.owe_departure(port, end);
+    fn send(&mut self, port: u32, Departure { id, queue: q, marked, hop, arrives, wake, .. }: Departure) {
+        let from_host = self.host_of_port(port).is_some();
+        if !from_host {
+            // Validation keeps PFC off hosts' ports.
+            self.pfc_release(id);
         }
-        if self.host_of_port(port).is_some() {
-            self.leave_host_port(port, at, id, hop);
+        if let Some(at) = wake {
+            self.schedule(at, Event::TxDone { port });
+        }
+        if from_host {
+            self.leave_host_port(port, arrives, id, hop);
         } else {
-            self.put_on_link(port, at, id, hop);
+            self.put_on_link(port, arrives, id, hop);
         }
-        if self.trace.is_some() {
+        // A NIC's packets are not traced: it has no queue to report.
+        if self.trace.is_some() && !self.ports[port as usize].is_nic() {
             let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
             self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
         }
     }
 
-    /// The port's transmission ends at `end` with packets waiting: its next departure is due then, made by a
-    /// `TxDone` event or, where departures are lazy, by `catch_up`.
-    #[inline(always)]
-    fn owe_departure(&mut self, port: u32, end: Time) {
-        match self.departures[port as usize] {
-            Departures::ByEvent => self.schedule(end, Event::TxDone { port }),
-            Departures::Lazy => self.departures[port as usize] = Departures::Owed,
-            Departures::Owed => unreachable!("a port owes one departure at a time"),
-        }
-    }
-
-    /// Makes the departures a lazy port owes up to now, each at its own instant (the end of the transmission
-    /// before it), as `TxDone` events would have made them. Only the port's own state and its link's line of
-    /// arrivals see a departure, and every event that could see one comes here first: a packet joining the
-    /// port, the previous packet reaching the link's far end (never later than the departure's instant plus
-    /// the link's delay, before the departed packet arrives), a sample, the window's start and the run's end.
-    /// A line orders its arrivals by when each joins the order, not by when it was pushed, so the events
-    /// that follow are the same, in the same order, as with `TxDone` events.
+    /// Makes the departures a port deferred up to now (`port::may_defer_departures`), each at its own instant,
+    /// as wake-ups would have made them. Every event that could see a departure comes here first: a packet
+    /// offered to the port, the previous packet reaching the link's far end (never later than the departure's
+    /// instant plus the link's delay, before the departed packet arrives), a sample, the window's start and
+    /// the run's end, and every read of the port (`Sim::port`). A line orders its arrivals by when each joins
+    /// the order, not by when it was pushed, so the events that follow are the same, in the same order, as
+    /// with wake-ups.
     #[inline(always)]
     fn catch_up(&mut self, port: u32) {
-        if self.departures[port as usize] == Departures::Owed {
+        if self.ports[port as usize].owes_deferred() {
             self.catch_up_owed(port);
         }
     }
 
     fn catch_up_owed(&mut self, port: u32) {
         let now = self.now;
-        while self.departures[port as usize] == Departures::Owed {
-            let end = self.ports[port as usize].tx_end;
-            if end > now {
-                break;
-            }
-            self.departures[port as usize] = Departures::Lazy;
-            self.now = end;
-            // As the event would have (a sample or the run's end may be the first to see it).
-            self.traffic_end = self.traffic_end.max(end);
-            self.tx_done(port);
+        while let Some(at) = self.ports[port as usize].take_due(now) {
+            self.now = at;
+            // As the wake-up's event would have (a sample or the run's end may be the first to see it).
+            self.traffic_end = self.traffic_end.max(at);
+            self.start_tx(port);
         }
         self.now = now;
     }
 
-    /// A transmission ended with packets waiting: the next one starts.
+    /// The port caught up to now, for reading: every read of a port's backlog, counters or statistics goes
+    /// through here (`Port::settled` refuses a port with a departure still due).
+    #[inline(always)]
+    fn port(&mut self, port: u32) -> Settled<'_> {
+        self.catch_up(port);
+        self.ports[port as usize].settled(self.now)
+    }
+
+    /// The wake-up a port asked for (`Departure::wake`): its transmission ended with packets waiting.
     fn tx_done(&mut self, port: u32) {
-        self.ports[port as usize].tx_event_done();
+        self.ports[port as usize].wake(self.now);
         self.start_tx(port);
     }
 
-    /// Starts sending the next packet if the transmitter is free. The packet goes onto the link at once,
-    /// with the time its last bit reaches the far end; the next departure is owed only if more wait (`owe_departure`).
+    /// Sends the port's next packet if its transmitter is free, and accounts what its marker dropped at
+    /// dequeue.
     fn start_tx(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if p.tx_end > now {
+        if !p.is_free(now) {
             return;
         }
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
-        match p.dequeue(now, &mut self.pool, &mut self.fifos, shared, &mut self.drop_scratch) {
-            Some(departure) => self.send(port, departure),
-            None => self.ports[port as usize].marker.on_idle(now),
+        if let Some(departure) = p.depart(now, &mut self.pool, &mut self.fifos, shared, &mut self.drop_scratch) {
+            self.send(port, departure);
         }
         while let Some((id, q, reason)) = self.drop_scratch.pop() {
             self.pfc_release(id);
@@ -431,20 +433,18 @@ impl Sim {
         let hop = self.next_hop(port, id);
         let p = &mut self.ports[port as usize];
         let shared = p.shared.map(|s| &mut self.pools[s as usize]);
-        let admit = p.enqueue(self.now, id, hop, &mut self.pool, &mut self.fifos, shared);
+        let admit = p.offer(self.now, id, hop, &mut self.pool, &mut self.fifos, shared);
         match admit {
-            Admit::Queued { queue, marked } => {
+            Admit::Queued { queue, marked, wake } => {
                 self.pfc_hold(id);
                 if self.trace.is_some() {
                     let kind = if marked { TraceKind::Mark } else { TraceKind::Enqueue };
                     self.record(port, queue, id, kind, if marked { "enqueue" } else { "" });
                 }
-                let p = &mut self.ports[port as usize];
-                if p.tx_end <= self.now {
+                if let Some(at) = wake {
+                    self.schedule(at, Event::TxDone { port });
+                } else {
                     self.start_tx(port);
-                } else if p.tx_event_needed(self.now) {
-                    let end = p.tx_end;
-                    self.owe_departure(port, end);
                 }
             }
             Admit::Sent(departure) => self.send(port, departure),
@@ -534,24 +534,14 @@ impl Sim {
         }
     }
 
-    /// A host puts a packet on its NIC. A NIC is a FIFO at line rate that never marks or drops, so the
-    /// packet's departure is known now: it goes straight onto the link with its arrival time at the far
-    /// end, and the NIC needs no per-packet transmit event. A host port like a switch's queues it instead.
+    /// A host puts a packet on its egress port: a NIC sends it at once (its departure is known), a port like a
+    /// switch's queues it.
     #[inline(always)]
     fn send_from_host(&mut self, host: u32, pkt: Packet, sack: &Sack) {
         let id = self.pool.alloc_with_sack(pkt, sack);
         self.injected += 1;
         let port = self.net.host_port[host as usize];
-        if self.hosts_queue() {
-            return self.enqueue(port, id);
-        }
-        let extra = self.extra_delay(&pkt);
-        let at = self.ports[port as usize].nic_transmit(self.now, pkt.wire_bytes());
-        if extra > Time::ZERO {
-            return self.delay_line(port, at + extra, id);
-        }
-        let hop = self.next_hop(port, id);
-        self.put_on_link(port, at, id, hop);
+        self.enqueue(port, id);
     }
 
     /// RTT variation (DESIGN): the extra one-way delay of a flow's data and SYNs, added after its host's port.
@@ -736,14 +726,11 @@ impl Sim {
         }
     }
 
-    /// Whether the host's NIC holds more than `nic_limit` bytes not yet sent (a port like a switch's: in its
+    /// Whether the host's NIC holds more than `tsq_limit` bytes not yet sent (a port like a switch's: in its
     /// queues).
-    fn nic_full(&self, host: u32) -> bool {
-        let port = &self.ports[self.net.host_port[host as usize] as usize];
-        if self.hosts_queue() {
-            return port.port_bytes > self.tcp.nic_limit.0;
-        }
-        port.nic_excess(self.now, self.tcp.nic_limit) > Time::ZERO
+    fn nic_full(&mut self, host: u32) -> bool {
+        let limit = self.tsq_limit;
+        self.port(self.net.host_port[host as usize]).holds_more_than(limit)
     }
 
     /// PFC paused the priority of the flow's data at its host's NIC.
@@ -753,7 +740,7 @@ impl Sim {
         port.pause.paused != 0 && port.pause.is_paused(pfc::priority(f.addr.class))
     }
 
-    /// The flow waits for its host's NIC to drain below `nic_limit`.
+    /// The flow waits for its host's NIC to drain below `tsq_limit`.
     fn block_on_nic(&mut self, host: u32, flow: u32) {
         self.hold_flow(host, flow);
         self.wake_when_nic_drains(host);
@@ -765,15 +752,16 @@ impl Sim {
         self.hosts[host as usize].blocked.push_back(flow);
     }
 
-    /// One pending wake-up per host, when the NIC backlog falls to `nic_limit` (a port like a switch's: at
+    /// One pending wake-up per host, when the NIC backlog falls to `tsq_limit` (a port like a switch's: at
     /// the dequeue that brings it there, `host_port_drained`).
     fn wake_when_nic_drains(&mut self, host: u32) {
-        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) || self.hosts_queue() {
+        if std::mem::replace(&mut self.hosts[host as usize].wake_pending, true) {
             return;
         }
-        let port = &self.ports[self.net.host_port[host as usize] as usize];
-        let at = self.now + port.nic_excess(self.now, self.tcp.nic_limit);
-        self.schedule(at, Event::NicReady { host });
+        let limit = self.tsq_limit;
+        if let Some(at) = self.port(self.net.host_port[host as usize]).drained_to(limit) {
+            self.schedule(at, Event::NicReady { host });
+        }
     }
 
     /// A host port like a switch's sent a packet, reaching the far end `at` (later under RTT variation).
@@ -787,12 +775,12 @@ impl Sim {
     }
 
     /// A port dequeued (sent, or dropped at dequeue): if it is a host's like a switch's, and its host waits for
-    /// the backlog to fall to `nic_limit` and it has, the host's blocked flows go on at this instant.
+    /// the backlog to fall to `tsq_limit` and it has, the host's blocked flows go on at this instant.
     #[inline]
     fn host_port_drained(&mut self, port: u32) {
         let Some(host) = self.host_of_port(port) else { return };
         let h = &self.hosts[host as usize];
-        if h.wake_pending && !h.waking && self.ports[port as usize].port_bytes <= self.tcp.nic_limit.0 {
+        if h.wake_pending && !h.waking && self.port(port).port_bytes() <= self.tsq_limit.0 {
             self.hosts[host as usize].waking = true;
             self.schedule(self.now, Event::NicReady { host });
         }
@@ -945,30 +933,19 @@ impl Sim {
         if !spec.accepts(self.now, port, p.flow) {
             return;
         }
-        let pt = &self.ports[port as usize];
-        self.trace_records.push(TraceRecord {
-            time: self.now,
-            port,
-            queue: queue as u8,
-            kind,
-            reason,
-            flow: p.flow,
-            seq: p.seq,
-            wire: p.wire,
-            queue_bytes: pt.queues[queue].bytes,
-            port_bytes: pt.port_bytes,
-        });
+        let (flow, seq, wire, time) = (p.flow, p.seq, p.wire, self.now);
+        let pt = self.port(port);
+        let (queue_bytes, port_bytes) = (pt.queue_bytes(queue), pt.port_bytes());
+        let queue = queue as u8;
+        let record = TraceRecord { time, port, queue, kind, reason, flow, seq, wire, queue_bytes, port_bytes };
+        self.trace_records.push(record);
     }
 
     fn sample(&mut self) {
-        for i in 0..self.watched_ports.len() {
-            self.catch_up(self.watched_ports[i]);
-        }
         let t = self.now.as_secs_f64();
         let mut row = vec![t];
-        for &p in &self.watched_ports {
-            let port = &self.ports[p as usize];
-            row.extend(port.queues.iter().map(|q| q.bytes as f64));
+        for i in 0..self.watched_ports.len() {
+            row.extend(self.port(self.watched_ports[i]).queue_backlogs().map(|b| b as f64));
         }
         self.series[0].rows.push(row);
         let mut row = vec![t];
@@ -987,9 +964,10 @@ impl Sim {
 
     /// Conservation at the end of a run: every packet a host injected was consumed by a host, dropped, or is
     /// still queued or on a link (a packet being sent is already on its link).
-    pub fn check_conservation(&self) -> Result<(), String> {
-        let in_network: u64 =
-            self.on_links + self.ports.iter().map(|p| p.queued_pkts() + p.late.len() as u64).sum::<u64>();
+    pub fn check_conservation(&mut self) -> Result<(), String> {
+        let now = self.now;
+        let in_network: u64 = self.on_links
+            + self.ports.iter_mut().map(|p| p.late.len() as u64 + p.settled(now).queued_pkts()).sum::<u64>();
         if self.injected != self.consumed + self.dropped + in_network {
             return Err(format!(
                 "injected {} ≠ consumed {} + dropped {} + in network {} (pool live {})",
@@ -1003,8 +981,9 @@ impl Sim {
         if self.pool.live() as u64 != in_network {
             return Err(format!("pool holds {} packets, network {}", self.pool.live(), in_network));
         }
-        for (i, p) in self.ports.iter().enumerate() {
+        for (i, p) in self.ports.iter_mut().enumerate() {
             // The queues derive their arrivals from what they sent, dropped and hold; the port counts its own.
+            let p = p.settled(now);
             let c = p.counters();
             if p.arrived_pkts() != c.arrived_pkts {
                 return Err(format!(

@@ -252,6 +252,8 @@ impl Sim {
             if !sc.queueing_port(spec.from) {
                 continue;
             }
+            // The run's end made every deferred departure.
+            let mut p = p.settled(now);
             let c = p.counters();
             if switch {
                 total.arrived_pkts += c.arrived_pkts;
@@ -265,23 +267,19 @@ impl Sim {
             }
             let mtu = spec.mtu.0;
             let queues = p
-                .queues
-                .iter_mut()
-                .map(|q| QueueSummary {
-                    counters: counters(&q.counters()),
-                    occupancy: occupancy(q.occupancy.stats(now), mtu),
-                })
+                .queue_reports()
+                .into_iter()
+                .map(|(c, o)| QueueSummary { counters: counters(&c), occupancy: occupancy(o, mtu) })
                 .collect();
-            let c0 = &p.at_window_start.0;
             let v = PortSummary {
                 rate_gbps: spec.rate.as_gbps(),
-                utilization: p.utilization(now, now - self.warmup),
+                utilization: p.utilization(now - self.warmup),
                 counters: counters(&c),
-                window_counters: counters(&c.since(c0)),
-                occupancy: occupancy(p.port_occupancy().stats(now), mtu),
+                window_counters: counters(&p.window_counters()),
+                occupancy: occupancy(p.port_occupancy(), mtu),
                 queues,
                 arrival_backlog_min_pkts: p.arrival_backlog_min().map(|b| b as f64 / mtu as f64),
-                first_mark: p.first_mark.map(|(t, cwnd)| FirstMark { time_s: t.as_secs_f64(), cwnd_segments: cwnd }),
+                first_mark: p.first_mark().map(|(t, cwnd)| FirstMark { time_s: t.as_secs_f64(), cwnd_segments: cwnd }),
             };
             ports.insert(spec.name(), v);
         }

@@ -1,6 +1,6 @@
 //! The simulation's glue against a second implementation of itself.
 
-use super::{Departures, Sim};
+use super::Sim;
 use crate::Scenario;
 
 /// A shipped scenario run with `sets`, after `change` to the built simulation: the summary without what
@@ -24,7 +24,7 @@ fn run(name: &str, sets: &[&str], change: impl FnOnce(&mut Sim)) -> (String, Str
 
 /// Lazy departures are an optimisation only: every result is the same as with a `TxDone` event per departure.
 /// On the leaf-spine benchmark (host ports like a switch's, samples every 50 us, a window opening mid-run,
-/// the run cut while packets wait), with its hosts' flows free to fill their ports, held at `nic_limit`, or
+/// the run cut while packets wait), with its hosts' flows free to fill their ports, held at `tsq_limit`, or
 /// delayed after them (RTT variation), and on a single bottleneck cut at 24 instants 137 ns apart, so that some
 /// run's last event is a departure (the traffic's end).
 #[test]
@@ -37,18 +37,15 @@ fn lazy_departures_change_nothing_but_the_event_count() {
     };
     // Host ports lazy too, then host ports whose departures reach further (theirs by event).
     let rtt = r#"workloads.0.rtt={ dist = "longtail_80_240us", lo = "90us", hi = "240us" }"#;
-    let mut cases = vec![
-        leafspine(&[]),
-        leafspine(&["transport.nic_limit=3000B"]),
-        leafspine(&[rtt, "workloads.0.connections=new"]),
-    ];
+    let mut cases =
+        vec![leafspine(&[]), leafspine(&["hosts.tsq_limit=3000B"]), leafspine(&[rtt, "workloads.0.connections=new"])];
     for k in 0..24 {
         cases.push(("dctcp-8flows", vec![format!("duration={}ns", 3_000_000 + 137 * k), "observe.warmup=1ms".into()]));
     }
     for (name, sets) in cases {
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let lazy = run(name, &sets, |_| {});
-        let by_event = run(name, &sets, |sim| sim.departures.fill(Departures::ByEvent));
+        let by_event = run(name, &sets, |sim| sim.ports.iter_mut().for_each(|p| p.set_deferred_departures(false)));
         assert_eq!(lazy.0, by_event.0, "{name} {sets:?}: summary");
         assert_eq!(lazy.1, by_event.1, "{name} {sets:?}: per-flow table");
         assert_eq!(lazy.2, by_event.2, "{name} {sets:?}: series");
@@ -58,7 +55,7 @@ fn lazy_departures_change_nothing_but_the_event_count() {
 
 /// A data segment that completes nothing drains only its flow's receiver where the sender cannot have anything
 /// to send or be held back (`Sim::pump_side`): the same results as draining both endpoints, on the benchmark
-/// (hosts' ports never full). Where a sender could be held back (a host's port that fills to `nic_limit`), both
+/// (hosts' ports never full). Where a sender could be held back (a host's port that fills to `tsq_limit`), both
 /// are drained.
 #[test]
 fn draining_only_the_changed_endpoint_changes_nothing() {
@@ -67,9 +64,9 @@ fn draining_only_the_changed_endpoint_changes_nothing() {
     let both = run("leafspine-mqecn", &sets, |sim| sim.receiver_events_leave_senders = false);
     assert_eq!(one_side.0, both.0, "summary");
     assert_eq!(one_side.1, both.1, "per-flow table");
-    // Where a host's port fills to `nic_limit`, a receiver's event can hold back its sender (which then waits
+    // Where a host's port fills to `tsq_limit`, a receiver's event can hold back its sender (which then waits
     // for the port to drain): draining the receiver alone there would change the run.
-    let held = [&sets[..], &["transport.nic_limit=3000B"]].concat();
+    let held = [&sets[..], &["hosts.tsq_limit=3000B"]].concat();
     let both = run("leafspine-mqecn", &held, |sim| assert!(!sim.receiver_events_leave_senders));
     let one_side = run("leafspine-mqecn", &held, |sim| sim.receiver_events_leave_senders = true);
     assert_ne!(one_side.1, both.1, "per-flow table");

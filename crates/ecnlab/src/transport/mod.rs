@@ -54,18 +54,6 @@ pub enum EctPolicy {
     All,
 }
 
-/// What a host's egress port is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HostQueue {
-    /// A FIFO at line rate that never marks or drops: a host's stack and NIC.
-    #[default]
-    Nic,
-    /// A port built like a switch's from `[switch]` (queues, scheduler, marker, buffer): every link's queue
-    /// alike, as the MQ-ECN authors' ns-2 scripts configure host links.
-    Switch,
-}
-
 /// Receiver ACK policy: `count` in-order segments per ACK, or the timer, whichever first.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,12 +83,6 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(cwnd, IW).
     pub restart_after_idle: bool,
-    /// A host hands data segments to its egress only while at most this many bytes wait there unsent (TCP
-    /// small queues: a lone sender as fast as the path backs up in the stack, not in an ever-growing NIC
-    /// queue).
-    pub nic_limit: crate::units::Bytes,
-    /// A host's egress: a NIC, or a port like a switch's.
-    pub host_queue: HostQueue,
     pub cc: CcConfig,
     /// PIAS priority tagging (`None`: every packet travels in its flow's service class).
     pub pias: Option<Pias>,
@@ -120,8 +102,6 @@ impl Default for TcpConfig {
             delayed_ack: None,
             handshake: false,
             restart_after_idle: true,
-            nic_limit: crate::units::Bytes(3000),
-            host_queue: HostQueue::Nic,
             cc: CcConfig::Dctcp { g: 1.0 / 16.0, initial_alpha: 1.0 },
             pias: None,
         }

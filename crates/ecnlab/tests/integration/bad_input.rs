@@ -211,7 +211,7 @@ fn every_bad_field_is_a_config_error_naming_its_path_and_the_allowed_values() {
             "unknown variant `sometimes`, expected `new` or `persistent`",
         ),
         (POISSON_PERSISTENT_RTT, "workloads.4.connections", "per-flow RTT variation"),
-        ("transport.host_queue=\"fifo\"", "transport.host_queue", "unknown variant `fifo`, expected `nic` or `switch`"),
+        ("hosts.egress=\"fifo\"", "hosts.egress", "unknown variant `fifo`, expected `nic` or `switch`"),
         ("observe.warmup=10ms", "observe.warmup", "< duration"),
         ("observe.ports=[\"s0->h99\"]", "observe.ports.0", "no port named"),
         ("observe.trace.ports=[\"s9->h0\"]", "observe.trace.ports.0", "no port named"),
@@ -392,7 +392,7 @@ fn weights_and_byte_sizes_past_their_ranges_are_refused_and_the_largest_allowed_
             "[1, 1048576]",
         ),
         ("switch.scheduler={ kind = \"wrr\", quantum = \"5GiB\" }", "switch.scheduler.quantum", "4GiB"),
-        ("transport.nic_limit=18446744073709551000B", "transport.nic_limit", "at most 1 TiB"),
+        ("hosts.tsq_limit=18446744073709551000B", "hosts.tsq_limit", "at most 1 TiB"),
         ("switch.pfc={ xoff = \"18446744073709551000B\" }", "switch.pfc.xoff", "1 TiB"),
         ("switch.pfc={ xoff = \"20KB\", headroom = \"2000GB\" }", "switch.pfc.headroom", "1 TiB"),
         ("switch.buffer=2000GB", "switch.buffer", "1 TiB"),
@@ -413,7 +413,7 @@ fn weights_and_byte_sizes_past_their_ranges_are_refused_and_the_largest_allowed_
         "switch.pfc={ xoff = \"1099511627776B\" }",
         "switch.queues=1",
         "switch.buffer=1099511627776B",
-        "transport.nic_limit=1099511627776B",
+        "hosts.tsq_limit=1099511627776B",
         "ports=[]",
         "duration=2ms",
     ];
@@ -775,7 +775,7 @@ const EXTREMES: &[&str] = &[
     "switch.scheduler={ kind = \"dwrr\", quantum = \"4GiB\", weights = [1048576, 1048576] }",
     "switch.marker={ kind = \"pmsb\", threshold = \"20pkt\" }",
     "switch.pfc={ xoff = \"1099511627776B\", headroom = \"1099511627776B\" }",
-    "transport.nic_limit=1099511627776B",
+    "hosts.tsq_limit=1099511627776B",
     "workloads.0.src=\"1-5,1-5,1-5,1-5\"",
 ];
 

@@ -36,7 +36,7 @@ fn alphas(connections: &str) -> Vec<f64> {
     let sc = Scenario::from_toml(ONE_PAIR, &[format!("workloads.0.connections=\"{connections}\"")]).unwrap();
     let mut sim = Sim::new(&sc).unwrap();
     sim.run().unwrap();
-    sim.flows
+    sim.flows()
         .iter()
         .map(|f| match &f.sender {
             Sender::Tcp(s) => s.cc.alpha().expect("DCTCP"),

@@ -1,4 +1,4 @@
-//! Host egress ports like a switch's (`transport.host_queue = "switch"`, as the MQ-ECN authors' ns-2 scripts
+//! Host egress ports like a switch's (`hosts.egress = "switch"`, as the MQ-ECN authors' ns-2 scripts
 //! build every link's queue alike): where a lone sender's standing queue sits, TCP small queues on such a port,
 //! the NIC's timing reproduced by a port with one FIFO, and the combinations refused.
 
@@ -30,7 +30,7 @@ fn without_small_queues_a_lone_senders_queue_sits_at_its_own_host_port_and_is_ma
     // Every link runs at 10 Gb/s, so the first link is the bottleneck: the window beyond the path's BDP waits
     // in the sender's own egress queue, which DCTCP keeps near K (Alizadeh et al. 2010, §3.3), and the switch
     // downstream sees packets paced at line rate (never more than the one in transmission plus one).
-    let r = run_text(LONE_FLOW, &["transport.host_queue=\"switch\"", "transport.nic_limit=\"1GB\""]);
+    let r = run_text(LONE_FLOW, &["hosts.egress=\"switch\"", "hosts.tsq_limit=\"1GB\""]);
     let host = port(&r, "h1->s0");
     let mean = f(&host["occupancy"]["mean_pkts"]);
     assert!((0.5 * K_PKTS..=1.5 * K_PKTS).contains(&mean), "sender's queue mean {mean} pkts");
@@ -53,11 +53,11 @@ fn without_small_queues_a_lone_senders_queue_sits_at_its_own_host_port_and_is_ma
 
 #[test]
 fn small_queues_bound_a_host_port_like_a_switchs_to_the_limit_plus_one_segment() {
-    // The sender hands over a segment only while at most `nic_limit` bytes wait, so the backlog peaks at the
+    // The sender hands over a segment only while at most `tsq_limit` bytes wait, so the backlog peaks at the
     // limit plus one full-size frame; woken as the port drains, the sender still fills the link.
     for limit in [0u64, 3000, 12_000] {
-        let set = format!("transport.nic_limit=\"{limit}B\"");
-        let r = run_text(LONE_FLOW, &["transport.host_queue=\"switch\"", &set]);
+        let set = format!("hosts.tsq_limit=\"{limit}B\"");
+        let r = run_text(LONE_FLOW, &["hosts.egress=\"switch\"", &set]);
         let host = port(&r, "h1->s0");
         let peak = f(&host["occupancy"]["max_all_bytes"]);
         assert!(peak <= (limit + 1500) as f64, "limit {limit}: backlog peaked at {peak} B");
@@ -69,8 +69,8 @@ fn small_queues_bound_a_host_port_like_a_switchs_to_the_limit_plus_one_segment()
 #[test]
 fn host_ports_like_a_switchs_are_deterministic_and_take_per_port_overrides() {
     let sets = [
-        "transport.host_queue=\"switch\"",
-        "transport.nic_limit=\"1GB\"",
+        "hosts.egress=\"switch\"",
+        "hosts.tsq_limit=\"1GB\"",
         "ports=[{ port = \"h1->s0\", marker = { kind = \"threshold\", threshold = \"5pkt\" } }]",
         "duration=\"50ms\"",
     ];
@@ -101,7 +101,8 @@ queues = 1
 marker = { kind = "none" }
 [transport]
 cc = { kind = "dctcp" }
-nic_limit = "1GB"
+[hosts]
+tsq_limit = "1GB"
 [[workloads]]
 kind = "poisson"
 hosts = "1-6"
@@ -118,7 +119,7 @@ fn a_host_port_like_a_switchs_with_one_fifo_and_no_marking_times_packets_as_a_ni
     // built like a switch's is the NIC's FIFO at line rate, and RTT variation's delay follows either. Every
     // flow must finish at the same picosecond.
     let nic = run_text(RTT_VARIED, &[]);
-    let port = run_text(RTT_VARIED, &["transport.host_queue=\"switch\""]);
+    let port = run_text(RTT_VARIED, &["hosts.egress=\"switch\""]);
     assert_eq!(nic.flows.len(), 200);
     let mut queued = 0.0;
     for (a, b) in nic.flows.iter().zip(&port.flows) {
@@ -136,7 +137,7 @@ fn a_host_ports_codel_drops_at_dequeue_and_the_blocked_sender_still_finishes() {
     // dequeue once the 2–3 waiting packets sit above its 1 us target for 20 us. Every dequeue, a drop included,
     // may wake the blocked sender, and the flow completes with each drop repaired.
     let sets = [
-        "transport.host_queue=\"switch\"",
+        "hosts.egress=\"switch\"",
         "transport.cc={ kind = \"reno\" }",
         "switch.marker={ kind = \"codel\", target = \"1us\", interval = \"20us\" }",
         "workloads.0.size=\"2MB\"",
@@ -156,14 +157,42 @@ fn host_ports_like_a_switchs_refuse_roce_and_pfc() {
     ];
     for (sets, what) in cases {
         let mut all: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        all.push("transport.host_queue=\"switch\"".into());
+        all.push("hosts.egress=\"switch\"".into());
         let r = Scenario::from_toml(LONE_FLOW, &all).and_then(|sc| Sim::new(&sc).map(|_| ()));
         match r {
             Err(Error::Config { path, msg }) => {
-                assert_eq!(path, "transport.host_queue", "{sets:?}");
+                assert_eq!(path, "hosts.egress", "{sets:?}");
                 assert!(msg.contains(what) && msg.contains("\"nic\""), "{sets:?}: {msg}");
             }
-            other => panic!("{sets:?}: want a config error at transport.host_queue, got {other:?}"),
+            other => panic!("{sets:?}: want a config error at hosts.egress, got {other:?}"),
         }
+    }
+}
+
+/// `[hosts]` took `egress` and `tsq_limit` over from `[transport]`: a scenario written with the old keys, in
+/// its text or by `--set`, is the same scenario as with the new ones, with a note naming each moved key; both
+/// spellings of one setting are refused at the old key rather than one silently winning.
+#[test]
+fn the_old_transport_keys_still_read_as_hosts_keys_with_a_note() {
+    let new = Scenario::from_toml(LONE_FLOW, &["hosts.egress=\"switch\"".into(), "hosts.tsq_limit=\"1GB\"".into()])
+        .expect("valid");
+    assert!(new.deprecated.is_empty(), "{:?}", new.deprecated);
+    let old_text = LONE_FLOW.replace("[transport]\n", "[transport]\nhost_queue = \"switch\"\n");
+    let old = Scenario::from_toml(&old_text, &["transport.nic_limit=\"1GB\"".into()]).expect("valid");
+    assert_eq!((old.hosts, old.transport), (new.hosts, new.transport));
+    assert_eq!(
+        old.deprecated,
+        [
+            "transport.host_queue is deprecated: write hosts.egress (same values)",
+            "transport.nic_limit is deprecated: write hosts.tsq_limit (same values)"
+        ]
+    );
+    let both = Scenario::from_toml(&old_text, &["hosts.egress=\"nic\"".into()]).unwrap_err();
+    match both {
+        Error::Config { path, msg } => {
+            assert_eq!(path, "transport.host_queue");
+            assert!(msg.contains("keep only hosts.egress"), "{msg}");
+        }
+        other => panic!("want a config error, got {other:?}"),
     }
 }

@@ -29,9 +29,7 @@ fn every_shipped_scenario_gives_the_same_outputs_with_its_fast_paths_off() {
         cases.push((name, sets));
     }
     let rtt = r#"workloads.0.rtt={ dist = "longtail_80_240us", lo = "90us", hi = "240us" }"#;
-    for more in
-        [vec![rtt, "workloads.0.connections=new"], vec!["transport.host_queue=\"nic\"", "transport.nic_limit=3000B"]]
-    {
+    for more in [vec![rtt, "workloads.0.connections=new"], vec!["hosts.egress=\"nic\"", "hosts.tsq_limit=3000B"]] {
         let mut sets: Vec<String> = cut.iter().map(|s| s.to_string()).collect();
         sets.push("workloads.0.flows=300".into());
         sets.extend(more.iter().map(|s| s.to_string()));

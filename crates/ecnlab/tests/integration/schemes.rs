@@ -38,8 +38,8 @@ classes = [{classes}]
 }
 
 fn t_round_us(sim: &Sim) -> f64 {
-    let p = sim.net.port_by_name("s0->h0").unwrap() as usize;
-    match &sim.ports[p].marker {
+    let p = sim.port_index("s0->h0").unwrap();
+    match sim.marker(p) {
         AnyMarker::MqEcn(m) => m.t_round / 1e6,
         _ => unreachable!("MQ-ECN port"),
     }
@@ -216,13 +216,13 @@ fn a_custom_marker_from_the_library_api_runs_like_its_registered_twin() {
         Scenario::from_toml(text, &sets).expect("valid")
     };
     let run = |sim: &mut Sim, custom: bool| {
-        let p = sim.net.port_by_name("s0->h0").unwrap() as usize;
+        let p = sim.port_index("s0->h0").unwrap();
         if custom {
             let t = ecnlab::units::Time::from_us(20);
-            sim.ports[p].marker = AnyMarker::Custom(Box::new(MyTcn { t }));
+            sim.set_marker(p, AnyMarker::Custom(Box::new(MyTcn { t })));
         }
         sim.run().expect("runs");
-        let c = sim.ports[p].counters();
+        let c = sim.port_counters(p);
         (c.total_marks(), c.sent_pkts)
     };
     let registered = scenario(r#"{ kind = "tcn", threshold = "20us" }"#);
