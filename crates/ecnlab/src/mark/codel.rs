@@ -45,12 +45,30 @@ struct QueueState {
 }
 
 /// `marker = { kind = "codel", target = "5us", interval = "100us" }`: CoDel (RFC 8289) per queue, marking ECT
-/// packets where it would drop; non-ECT ones are dropped.
+/// packets where it would drop; non-ECT ones are dropped (`non_ect = "drop"`, the default) or passed unmarked
+/// (`non_ect = "pass"`, as the ECN♯ authors' ns-3 CoDel in marking mode).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodelConfig {
     pub target: Time,
     pub interval: Time,
+    #[serde(default, skip_serializing_if = "CodelNonEct::is_drop")]
+    pub non_ect: CodelNonEct,
+}
+
+/// What CoDel does to a non-ECT packet where it would drop: drop it (RFC 8289) or let it pass unmarked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodelNonEct {
+    #[default]
+    Drop,
+    Pass,
+}
+
+impl CodelNonEct {
+    fn is_drop(&self) -> bool {
+        *self == CodelNonEct::Drop
+    }
 }
 
 impl MarkerSpec for CodelConfig {
@@ -60,7 +78,9 @@ impl MarkerSpec for CodelConfig {
         c.positive("interval", self.interval)
     }
     fn build(&self, b: Build) -> Result<Codel, Error> {
-        Ok(Codel::new(b.queues, self.target, self.interval))
+        let mut c = Codel::new(b.queues, self.target, self.interval);
+        c.non_ect = self.non_ect;
+        Ok(c)
     }
 }
 
@@ -68,12 +88,13 @@ impl MarkerSpec for CodelConfig {
 pub struct Codel {
     pub target: Time,
     pub interval: Time,
+    pub non_ect: CodelNonEct,
     queues: Vec<QueueState>,
 }
 
 impl Codel {
     pub fn new(n_queues: usize, target: Time, interval: Time) -> Codel {
-        Codel { target, interval, queues: vec![QueueState::default(); n_queues] }
+        Codel { target, interval, non_ect: CodelNonEct::Drop, queues: vec![QueueState::default(); n_queues] }
     }
 
     /// Runs queue `q`'s state machine for one departing packet; the rule that would drop it, if any.
@@ -120,11 +141,13 @@ impl Codel {
 impl Marker for Codel {
     const ACTS: super::Acts = super::Acts::DEQUEUE;
 
-    /// Marks an ECT packet where CoDel drops; drops a non-ECT one (an AQM drop).
+    /// Marks an ECT packet where CoDel drops; drops a non-ECT one (an AQM drop), or passes it with
+    /// `non_ect = "pass"`. The state machine advances either way.
     fn on_dequeue(&mut self, st: &PortState<impl Queues>, q: usize, p: &Packet, sojourn: Time) -> Verdict {
         match self.decide(st, q, sojourn) {
             None => Verdict::Pass,
             Some(_) if p.ecn.is_ect() => Verdict::Mark(MarkReason::Codel),
+            Some(_) if self.non_ect == CodelNonEct::Pass => Verdict::Pass,
             Some(_) => Verdict::Drop(DropReason::Aqm),
         }
     }
@@ -277,6 +300,24 @@ mod tests {
         assert_eq!(deq(&mut c, 200 * US, BACKLOG, ABOVE, Ecn::NotEct), DROP);
         assert_eq!(deq(&mut c, 270_710_678, BACKLOG, ABOVE, Ecn::Ce), MARK);
         assert_eq!(c.queues[0].count, 3, "drops and marks advance the same law");
+    }
+
+    #[test]
+    fn non_ect_pass_lets_non_ect_through_and_advances_the_same_law() {
+        // As the test above with `non_ect = "pass"` (the ECN♯ authors' ns-3 CoDel in marking mode): where the
+        // default drops a non-ECT packet this one passes it, and count / drop_next advance exactly as there.
+        let cfg: CodelConfig = toml::from_str("target = \"10us\"\ninterval = \"100us\"\nnon_ect = \"pass\"").unwrap();
+        assert_eq!(cfg.non_ect, CodelNonEct::Pass);
+        let mut c = codel();
+        c.non_ect = cfg.non_ect;
+        assert_eq!(deq(&mut c, 0, BACKLOG, ABOVE, Ecn::NotEct), Verdict::Pass);
+        assert_eq!(deq(&mut c, 100 * US, BACKLOG, ABOVE, Ecn::NotEct), Verdict::Pass);
+        assert_eq!((c.queues[0].count, c.queues[0].drop_next), (1, Time(200 * US)));
+        assert_eq!(deq(&mut c, 200 * US, BACKLOG, ABOVE, Ecn::NotEct), Verdict::Pass);
+        assert_eq!(deq(&mut c, 270_710_678, BACKLOG, ABOVE, Ecn::Ce), MARK);
+        assert_eq!(c.queues[0].count, 3);
+        let default: CodelConfig = toml::from_str("target = \"10us\"\ninterval = \"100us\"").unwrap();
+        assert_eq!(default.non_ect, CodelNonEct::Drop);
     }
 
     #[test]
