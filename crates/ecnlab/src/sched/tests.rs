@@ -175,8 +175,8 @@ fn pass_is_enqueue_pick_dequeue(sched: AnyScheduler, n: usize) {
     assert!(passes > 1000, "the case passes packets through an idle port: {passes}");
 }
 
-/// Every registered scheduler, the ones with their own `pass` (strict priority, the round robins, SP over a
-/// group) and the ones on the default (WFQ, the toy).
+/// Every registered scheduler, the ones with their own `pass` (the round robins, WFQ, SP over a group) and the
+/// ones on the default (strict priority, the toy).
 #[test]
 fn pass_equals_the_three_calls_for_every_scheduler() {
     let dwrr = || AnyScheduler::dwrr(vec![1500, 3000, 600, 9000]);

@@ -69,7 +69,7 @@ impl Wfq {
     }
 }
 
-/// No rounds, so no round events; `pass` is the default (enqueue, pick, dequeue).
+/// No rounds, so no round events.
 impl Scheduler for Wfq {
     fn queues(&self) -> Option<usize> {
         Some(self.weights.len())
@@ -96,6 +96,14 @@ impl Scheduler for Wfq {
             }
         }
         best.map(|(_, q)| q)
+    }
+
+    /// `on_enqueue` and `on_dequeue` of a packet that found every queue empty: it is the only one tagged, so
+    /// the pick is known. The default `pass` would compare every queue's tag to find it: +13 % instructions on
+    /// leafspine-mqecn with 1000 flows under `wfq` (callgrind, 16.75 G against 14.79 G).
+    fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        self.on_enqueue(q, wire, now, ev);
+        self.on_dequeue(q, wire, true, now, ev);
     }
 
     /// The picked head went into service: its tag becomes v and the queue's F_{k-1}.
