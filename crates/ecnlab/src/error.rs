@@ -24,6 +24,16 @@ impl Error {
         Error::Config { path: if path.is_empty() { "<root>".into() } else { path }, msg: msg.into() }
     }
 
+    /// A config error at `field` of the table at `table` (the table itself when `field` is empty): what a
+    /// scheme's validation reports (`switch.marker.threshold`, `ports.3.scheduler.weights.1`).
+    pub fn config_field(table: &str, field: &str, msg: impl Into<String>) -> Error {
+        if field.is_empty() {
+            Error::config(table, msg)
+        } else {
+            Error::config(format!("{table}.{field}"), msg)
+        }
+    }
+
     /// This error as a config error at `path` (where a table name or CSV file was given): a CSV file's
     /// `file:line` stays in the message, the bare name of a table field (`cdf`, `rtt`) does not.
     pub fn at(self, path: impl Into<String>) -> Error {

@@ -374,8 +374,7 @@ pub struct Check<'a> {
 impl Check<'_> {
     /// An error at the marker's `field` (the marker table itself when empty).
     pub fn fail(&self, field: &str, msg: impl Into<String>) -> Result<(), Error> {
-        let path = if field.is_empty() { self.path.to_string() } else { format!("{}.{field}", self.path) };
-        Err(Error::config(path, msg))
+        Err(Error::config_field(self.path, field, msg))
     }
 
     /// A queue length in bytes at this port, in u128 so absurd values cannot wrap.

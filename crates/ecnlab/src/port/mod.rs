@@ -357,7 +357,7 @@ impl Port {
     pub fn nic(rate: Rate, delay: Time, mtu: Bytes) -> Port {
         let buffer = Bytes(u64::MAX / 2);
         let cfg = PortConfig { rate, delay, mtu, buffer, queues: 1, non_ect: NonEct::Pass, queue_limits: Vec::new() };
-        let mut port = Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::None, false);
+        let mut port = Port::new(cfg, AnyScheduler::strict_priority(), AnyMarker::None, false);
         port.entry = Entry::Nic;
         port
     }

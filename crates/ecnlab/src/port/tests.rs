@@ -16,7 +16,7 @@ fn mqecn_port() -> Port {
     };
     let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
     m.t_round = 8e6;
-    Port::new(cfg, AnyScheduler::StrictPriority, AnyMarker::MqEcn(m), false)
+    Port::new(cfg, AnyScheduler::strict_priority(), AnyMarker::MqEcn(m), false)
 }
 
 fn t_round(p: &Port) -> f64 {

@@ -16,6 +16,7 @@ use crate::error::Error;
 /// A port's marker table: generated, with each scheme's own table, from the registry in `mark`.
 pub use crate::mark::MarkerConfig;
 use crate::port::NonEct;
+pub use crate::sched::SchedulerConfig;
 use crate::transport::pias::{DeriveSpec, PiasSpec, PiasToml};
 use crate::transport::TcpConfig;
 use crate::units::{Bytes, Rate, Time};
@@ -160,7 +161,7 @@ impl Default for PortSettings {
         PortSettings {
             buffer: Bytes(1_000_000),
             queues: 1,
-            scheduler: SchedulerConfig::Sp,
+            scheduler: SchedulerConfig::default(),
             marker: MarkerConfig::None,
             non_ect: NonEct::Pass,
             queue_limits: Vec::new(),
@@ -181,47 +182,6 @@ pub struct PortOverride {
     pub marker: Option<MarkerConfig>,
     pub non_ect: Option<NonEct>,
     pub queue_limits: Option<Vec<Bytes>>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SchedulerConfig {
-    /// Strict priority, queue 0 highest.
-    Sp,
-    /// Weighted round robin: queue i may send `quantum × weights[i]` bytes per turn; the budget is reset at
-    /// the end of every turn.
-    Wrr {
-        #[serde(default = "quantum")]
-        quantum: Bytes,
-        /// Per-queue weights (default all 1); the number must match the queues scheduled.
-        weights: Option<Vec<u64>>,
-    },
-    /// Deficit weighted round robin: the deficit grows by `quantum × weights[i]` per turn and resets when
-    /// the queue empties.
-    Dwrr {
-        #[serde(default = "quantum")]
-        quantum: Bytes,
-        weights: Option<Vec<u64>>,
-    },
-    /// Weighted fair queueing (self-clocked finish tags).
-    Wfq { weights: Option<Vec<u64>> },
-    /// Queues 0..strict in strict priority above a group (the remaining queues) scheduled by `group`.
-    SpOver { strict: u32, group: Box<SchedulerConfig> },
-}
-
-fn quantum() -> Bytes {
-    Bytes(1500)
-}
-
-impl SchedulerConfig {
-    /// Whether some queue is served by round robin (what MQ-ECN needs).
-    pub fn has_round_robin(&self) -> bool {
-        match self {
-            SchedulerConfig::Wrr { .. } | SchedulerConfig::Dwrr { .. } => true,
-            SchedulerConfig::SpOver { group, .. } => group.has_round_robin(),
-            _ => false,
-        }
-    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -10,10 +10,6 @@ const MAX_HOSTS: u32 = 100_000;
 /// Buffers, per-queue limits, pools, PFC thresholds and the NIC limit: 1 TiB is far beyond any switch, and sums of
 /// a few of them (XOFF + headroom + a NIC's backlog) stay far inside u64 bytes.
 const MAX_BYTES: Bytes = Bytes(1 << 40);
-/// Scheduler weights: 32 queues × 2²⁰ × a quantum of at most 2³² B cannot wrap the weight sums MQ-ECN and
-/// PMSB divide by (u64).
-const MAX_WEIGHT: u64 = 1 << 20;
-const MAX_QUANTUM: Bytes = Bytes(1 << 32);
 /// Poisson arrivals are rounded to whole picoseconds: a mean gap of at least 1 ns keeps that rounding's effect on
 /// the offered load below 0.05 % (and a gap may still round to 0: two arrivals in the same picosecond).
 const MIN_POISSON_GAP_PS: f64 = 1000.0;
@@ -390,51 +386,6 @@ impl Scenario {
             .collect()
     }
 
-    /// Weights ≥ 1, one per scheduled queue; quanta ≥ MTU; SP-over needs 1 ≤ strict < queues.
-    fn validate_scheduler(&self, path: &str, s: &SchedulerConfig, queues: usize) -> Result<(), Error> {
-        let weights = |w: &Option<Vec<u64>>| -> Result<(), Error> {
-            if let Some(w) = w {
-                if w.len() != queues {
-                    return err(
-                        format!("{path}.weights"),
-                        format!("needs {queues} weights (one per queue), got {}", w.len()),
-                    );
-                }
-                if let Some(i) = w.iter().position(|&x| x == 0 || x > MAX_WEIGHT) {
-                    return err(
-                        format!("{path}.weights.{i}"),
-                        format!("weights must be in [1, {MAX_WEIGHT}], got {}", w[i]),
-                    );
-                }
-            }
-            Ok(())
-        };
-        match s {
-            SchedulerConfig::Sp => Ok(()),
-            SchedulerConfig::Wrr { quantum, weights: w } | SchedulerConfig::Dwrr { quantum, weights: w } => {
-                if *quantum < self.mtu || *quantum > MAX_QUANTUM {
-                    return err(
-                        format!("{path}.quantum"),
-                        format!("must be in [the MTU, 4GiB] = [{}, {MAX_QUANTUM}], got {quantum}", self.mtu),
-                    );
-                }
-                weights(w)
-            }
-            SchedulerConfig::Wfq { weights: w } => weights(w),
-            SchedulerConfig::SpOver { strict, group } => {
-                let strict = *strict as usize;
-                if strict == 0 || strict >= queues {
-                    let hi = queues.saturating_sub(1);
-                    return err(format!("{path}.strict"), format!("must be in [1, queues − 1] = [1, {hi}]"));
-                }
-                if matches!(**group, SchedulerConfig::SpOver { .. } | SchedulerConfig::Sp) {
-                    return err(format!("{path}.group.kind"), "the group is scheduled by wrr, dwrr or wfq");
-                }
-                self.validate_scheduler(&format!("{path}.group"), group, queues - strict)
-            }
-        }
-    }
-
     /// Host egress ports like a switch's carry neither PFC nor RoCE.
     fn validate_host_queue(&self) -> Result<(), Error> {
         if self.hosts.egress != super::Egress::Switch {
@@ -464,7 +415,7 @@ impl Scenario {
         if let Some(i) = pfc.priorities.iter().position(|&q| q as usize >= crate::net::pfc::PRIORITIES) {
             return err(format!("{path}.pfc.priorities.{i}"), "priorities are 0 … 7");
         }
-        if p.queues > 1 && !matches!(p.scheduler, SchedulerConfig::Sp) {
+        if p.queues > 1 && !matches!(p.scheduler, SchedulerConfig::Sp(_)) {
             return err(
                 format!("{path}.scheduler.kind"),
                 "PFC pauses queues, which only the strict-priority scheduler (\"sp\") supports here",
@@ -481,7 +432,8 @@ impl Scenario {
         if p.queues == 0 || p.queues > 32 {
             return err(format!("{path}.queues"), "must be in [1, 32]");
         }
-        self.validate_scheduler(&format!("{path}.scheduler"), &p.scheduler, p.queues as usize)?;
+        let sched_path = format!("{path}.scheduler");
+        p.scheduler.validate(&crate::sched::Check { path: &sched_path, mtu: self.mtu, queues: p.queues as usize })?;
         if let Some(i) = p.queue_limits.iter().position(|b| b.0 < self.mtu.0) {
             return err(format!("{path}.queue_limits.{i}"), format!("must hold at least one MTU ({})", self.mtu));
         }

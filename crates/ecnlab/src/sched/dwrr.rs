@@ -6,10 +6,14 @@
 //! the queue empties (also MQ-ECN §3.3.2 "DWRR"). With Q_i ≥ MTU every turn sends at least one packet
 //! (validated elsewhere); with a smaller quantum the deficit still grows each turn, so every queue is served.
 
-use super::rr::{RoundRobin, TurnBudget};
+use super::rr::{RoundRobin, RrConfig, TurnBudget};
 
 /// DWRR: the round-robin engine with carried-over deficit counters.
 pub type Dwrr = RoundRobin<Deficits>;
+
+/// `scheduler = { kind = "dwrr", quantum = "1500B", weights = [1, 2] }`: the deficit of queue i grows by
+/// `quantum × weights[i]` per turn (default quantum 1500 B, weights all 1) and resets when the queue empties.
+pub type DwrrConfig = RrConfig<Deficits>;
 
 /// The credit is the deficit counter.
 #[derive(Clone, Debug)]

@@ -4,10 +4,12 @@
 //! queues; an empty queue that receives a packet joins the tail; the scheduler serves the head; a queue
 //! whose turn ends with packets left re-joins the tail. A queue's `started` is MQ-ECN's T_start (when it
 //! last joined); a `TurnEnded` event carries it so the marker can sample T_round = now − T_start (§3.3.2).
-//! What a turn may send is the `TurnBudget`'s rule over the queue's credit (WRR and DWRR differ only there).
+//! What a turn may send is the `TurnBudget`'s rule over the queue's credit (WRR and DWRR differ only there),
+//! and so is their config table (`RrConfig`: a quantum and per-queue weights).
 
-use super::{QueueView, RoundEvent, RoundSink};
-use crate::units::Time;
+use super::{Check, QueueView, RoundEvent, RoundSink, Scheduler, SchedulerSpec, MAX_QUANTUM};
+use crate::error::Error;
+use crate::units::{Bytes, Time};
 
 /// The per-turn byte budget rule of one round-robin discipline, over the queue's credit counter (bytes it may
 /// still send; kept in the queue's record so one cache line holds all a turn touches).
@@ -56,34 +58,19 @@ pub struct RoundRobin<B> {
     budget: std::marker::PhantomData<B>,
 }
 
-impl<B: TurnBudget> RoundRobin<B> {
-    /// One queue per quantum (at most 64); quanta of 0 are raised to 1 byte so every turn can make progress.
-    pub fn new(quanta: Vec<u64>) -> Self {
-        assert!(quanta.len() <= 64, "round robin over {} queues: at most 64", quanta.len());
-        RoundRobin {
-            min_quantum: quanta.iter().map(|&q| q.max(1)).min().unwrap_or(1),
-            slots: quanta
-                .into_iter()
-                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, next: END })
-                .collect(),
-            head: END,
-            tail: END,
-            listed: 0,
-            in_turn: false,
-            sent_in_turn: false,
-            budget: std::marker::PhantomData,
-        }
+impl<B: TurnBudget> Scheduler for RoundRobin<B> {
+    const ROUND_ROBIN: bool = true;
+
+    fn queues(&self) -> Option<usize> {
+        Some(self.slots.len())
     }
 
-    pub fn n(&self) -> usize {
-        self.slots.len()
-    }
-
-    pub fn quanta(&self) -> Vec<u64> {
+    /// The quanta.
+    fn weights(&self, _n: usize) -> Vec<u64> {
         self.slots.iter().map(|s| s.quantum).collect()
     }
 
-    pub fn on_enqueue(&mut self, q: usize, now: Time, ev: &mut impl RoundSink) {
+    fn on_enqueue(&mut self, q: usize, _wire: u32, now: Time, ev: &mut impl RoundSink) {
         if self.listed & (1 << q) == 0 {
             self.join(q, now, ev);
         }
@@ -91,7 +78,7 @@ impl<B: TurnBudget> RoundRobin<B> {
 
     /// Serves the head of the active list while its budget allows; otherwise ends its turn, re-queues it
     /// and moves on (the loop terminates: every pass credits a quantum ≥ 1 byte).
-    pub fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
+    fn pick(&mut self, qs: &impl QueueView, now: Time, ev: &mut impl RoundSink) -> Option<usize> {
         loop {
             if self.head == END {
                 return None;
@@ -114,11 +101,12 @@ impl<B: TurnBudget> RoundRobin<B> {
     }
 
     /// `on_enqueue`, `pick` and `on_dequeue` of one packet of `wire` bytes at `now` into and out of an
-    /// otherwise empty scheduler (`AnyScheduler::pass`), with their round events. What they leave behind is
-    /// what an unlisted queue always holds (credit 0: a turn that empties its queue resets it, and every
-    /// turn that does not re-lists it; `started` and `next` are rewritten when it next joins), so a packet
-    /// that fits one turn reads and writes no slot.
-    pub fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+    /// otherwise empty scheduler, with their round events. What they leave behind is what an unlisted queue
+    /// always holds (credit 0: a turn that empties its queue resets it, and every turn that does not re-lists
+    /// it; `started` and `next` are rewritten when it next joins), so a packet that fits one turn reads and
+    /// writes no slot, where the default `pass` would link the queue in and out of the active list: 15.17 G
+    /// instructions against 13.63 G on leafspine-mqecn with 1000 flows (callgrind, +11 %).
+    fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
         debug_assert!(self.head == END && !self.in_turn, "pass into a scheduler with listed queues");
         debug_assert_eq!(self.slots[q].credit, 0, "an unlisted queue holds credit");
         ev.round(RoundEvent::Joined { queue: q, at: now });
@@ -136,12 +124,32 @@ impl<B: TurnBudget> RoundRobin<B> {
         ev.round(RoundEvent::TurnEnded { queue: q, started: now, at: now });
     }
 
-    pub fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
+    fn on_dequeue(&mut self, q: usize, wire: u32, now_empty: bool, now: Time, ev: &mut impl RoundSink) {
         debug_assert_eq!(self.head as usize, q, "dequeued a queue that is not in its turn");
         B::charge(&mut self.slots[q].credit, wire);
         self.sent_in_turn = true;
         if now_empty {
             self.finish_turn(now, ev, true);
+        }
+    }
+}
+
+impl<B: TurnBudget> RoundRobin<B> {
+    /// One queue per quantum (at most 64); quanta of 0 are raised to 1 byte so every turn can make progress.
+    pub fn new(quanta: Vec<u64>) -> Self {
+        assert!(quanta.len() <= 64, "round robin over {} queues: at most 64", quanta.len());
+        RoundRobin {
+            min_quantum: quanta.iter().map(|&q| q.max(1)).min().unwrap_or(1),
+            slots: quanta
+                .into_iter()
+                .map(|q| Slot { quantum: q.max(1), credit: 0, started: Time::ZERO, next: END })
+                .collect(),
+            head: END,
+            tail: END,
+            listed: 0,
+            in_turn: false,
+            sent_in_turn: false,
+            budget: std::marker::PhantomData,
         }
     }
 
@@ -179,5 +187,41 @@ impl<B: TurnBudget> RoundRobin<B> {
         self.in_turn = false;
         B::end_turn(&mut s.credit, emptied);
         ev.round(RoundEvent::TurnEnded { queue: h, started: s.started, at: now });
+    }
+}
+
+/// The table of WRR and DWRR (`scheduler = { kind = "dwrr", quantum = "1500B", weights = [1, 2, 4] }`): queue
+/// i's quantum is `quantum × weights[i]`, bytes per turn.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, bound = "")]
+pub struct RrConfig<B> {
+    #[serde(default = "mtu_1500")]
+    pub quantum: Bytes,
+    /// Per-queue weights (default all 1); the number must match the queues scheduled.
+    pub weights: Option<Vec<u64>>,
+    #[serde(skip)]
+    budget: std::marker::PhantomData<B>,
+}
+
+fn mtu_1500() -> Bytes {
+    Bytes(1500)
+}
+
+impl<B: TurnBudget> SchedulerSpec for RrConfig<B> {
+    type Scheduler = RoundRobin<B>;
+
+    /// Quanta of at least one MTU (so every turn sends a packet) and at most 4 GiB; weights ≥ 1.
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        let q = self.quantum;
+        if q < c.mtu || q > MAX_QUANTUM {
+            return c.fail("quantum", format!("must be in [the MTU, 4GiB] = [{}, {MAX_QUANTUM}], got {q}", c.mtu));
+        }
+        c.weights(self.weights.as_deref())
+    }
+
+    fn build(&self, queues: usize) -> RoundRobin<B> {
+        // Validation bounds weights (2²⁰) and the quantum (2³² B): the product and the markers' sums fit u64.
+        let weights = self.weights.clone().unwrap_or_else(|| vec![1; queues]);
+        RoundRobin::new(weights.iter().map(|w| w.saturating_mul(self.quantum.0)).collect())
     }
 }

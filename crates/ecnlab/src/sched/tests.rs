@@ -132,8 +132,10 @@ fn assert_alternating(log: &[RoundEvent], n: usize) {
 // ---------- a packet through an idle port ----------
 
 /// Two copies of one scheduler see the same arrivals; where a packet finds every queue empty and the
-/// transmitter free, one copy takes it by `on_enqueue`, `pick` and `on_dequeue`, the other by `pass`. They must
-/// emit the same round events and then serve every later packet alike (queues fill up between idle spells).
+/// transmitter free, one copy takes it by `on_enqueue`, `pick` and `on_dequeue` over its FIFOs, or by the
+/// default `pass` (`pass_by_parts`, the three calls over a view of the lone packet), the other by the
+/// scheduler's own `pass`. They must emit the same round events and then serve every later packet alike
+/// (queues fill up between idle spells).
 fn pass_is_enqueue_pick_dequeue(sched: AnyScheduler, n: usize) {
     let (mut full, mut short) = (FakePort::new(sched.clone(), n), FakePort::new(sched, n));
     let mut rng = Lcg(11);
@@ -143,8 +145,14 @@ fn pass_is_enqueue_pick_dequeue(sched: AnyScheduler, n: usize) {
         let q = (rng.size() as usize) % n;
         let idle = full.fifos.iter().all(VecDeque::is_empty);
         if idle && i % 3 != 0 {
-            full.push(q, size);
-            assert_eq!(full.step(), Some((q, size)));
+            if i % 2 == 0 {
+                full.push(q, size);
+                assert_eq!(full.step(), Some((q, size)));
+            } else {
+                pass_by_parts(&mut full.sched, q, size, full.now, &mut full.ev);
+                full.log.append(&mut full.ev);
+                full.now += Time(size as u64 * PS_PER_BYTE);
+            }
             short.sched.pass(q, size, short.now, &mut short.ev);
             short.log.append(&mut short.ev);
             short.now += Time(size as u64 * PS_PER_BYTE);
@@ -167,9 +175,16 @@ fn pass_is_enqueue_pick_dequeue(sched: AnyScheduler, n: usize) {
     assert!(passes > 1000, "the case passes packets through an idle port: {passes}");
 }
 
+/// Every registered scheduler, the ones with their own `pass` (the round robins, WFQ, SP over a group) and the
+/// ones on the default (strict priority, the toy).
 #[test]
 fn pass_equals_the_three_calls_for_every_scheduler() {
     let dwrr = || AnyScheduler::dwrr(vec![1500, 3000, 600, 9000]);
+    let toy: SchedulerConfig = toml::from_str(
+        r#"kind = "toy"
+packets = [1, 3, 2, 1]"#,
+    )
+    .expect("a toy table");
     for sched in [
         AnyScheduler::strict_priority(),
         AnyScheduler::wrr(vec![1500, 3000, 600, 9000]),
@@ -178,7 +193,9 @@ fn pass_equals_the_three_calls_for_every_scheduler() {
         AnyScheduler::dwrr(vec![200, 100, 700, 64]),
         AnyScheduler::wfq(vec![1, 2, 5, 3]),
         AnyScheduler::sp_over(1, dwrr()),
+        AnyScheduler::sp_over(1, AnyScheduler::wrr(vec![1500, 3000, 600])),
         AnyScheduler::sp_over(2, AnyScheduler::wfq(vec![1, 4, 2, 2])),
+        toy.build(4),
     ] {
         let n = sched.queues().unwrap_or(4);
         pass_is_enqueue_pick_dequeue(sched, n);
@@ -341,8 +358,8 @@ fn weights_and_round_robin_flags_per_scheduler() {
 fn sp_over_composes_by_adding_strict_prefixes() {
     let nested = AnyScheduler::sp_over(1, AnyScheduler::sp_over(2, AnyScheduler::wfq(vec![3, 5])));
     assert_eq!(nested.weights(5), [1, 1, 1, 3, 5]);
-    assert!(matches!(&nested, AnyScheduler::SpOver(s) if s.strict() == 3));
-    assert!(matches!(AnyScheduler::sp_over(2, AnyScheduler::strict_priority()), AnyScheduler::StrictPriority));
+    assert!(matches!(&nested, AnyScheduler::SpOverWfq(s) if s.strict() == 3));
+    assert!(matches!(AnyScheduler::sp_over(2, AnyScheduler::strict_priority()), AnyScheduler::StrictPriority(_)));
     assert!(matches!(AnyScheduler::sp_over(0, AnyScheduler::dwrr(vec![1500])), AnyScheduler::Dwrr(_)));
 }
 

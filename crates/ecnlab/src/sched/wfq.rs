@@ -12,7 +12,9 @@
 //! from the previous tag when it becomes head) and the tag of its last departed packet.
 //! Tags are u128 fixed point (bytes · 2^32 / w): deterministic, no overflow over any run.
 
-use super::QueueView;
+use super::{Check, QueueView, RoundSink, Scheduler, SchedulerSpec};
+use crate::error::Error;
+use crate::units::Time;
 
 const FRAC_BITS: u32 = 32;
 
@@ -48,36 +50,9 @@ impl Wfq {
         }
     }
 
-    pub fn n(&self) -> usize {
-        self.weights.len()
-    }
-
-    pub fn weights(&self) -> &[u64] {
-        &self.weights
-    }
-
     /// L / w_i in fixed point.
     fn cost(&self, q: usize, size: u32) -> u128 {
         ((size as u128) << FRAC_BITS) / self.weights[q] as u128
-    }
-
-    /// A packet arriving to an empty queue is tagged max(v, F_{k-1}) + L / w_i; later ones wait for their turn
-    /// as head (see the module doc).
-    pub fn on_enqueue(&mut self, q: usize, wire: u32) {
-        if self.head[q] == Head::Empty {
-            self.head[q] = Head::Tagged(self.v.max(self.last[q]) + self.cost(q, wire));
-        }
-    }
-
-    pub fn pick(&mut self, qs: &impl QueueView) -> Option<usize> {
-        let mut best: Option<(u128, usize)> = None;
-        for q in 0..self.n() {
-            let Some(tag) = self.head_tag(q, qs) else { continue };
-            if best.is_none_or(|(b, _)| tag < b) {
-                best = Some((tag, q));
-            }
-        }
-        best.map(|(_, q)| q)
     }
 
     fn head_tag(&mut self, q: usize, qs: &impl QueueView) -> Option<u128> {
@@ -92,16 +67,47 @@ impl Wfq {
             }
         }
     }
+}
 
-    /// `on_enqueue`, `pick` and `on_dequeue` of a packet that found every queue empty: it is the only one
-    /// tagged, so it is picked.
-    pub fn pass(&mut self, q: usize, wire: u32) {
-        self.on_enqueue(q, wire);
-        self.on_dequeue(q, true);
+/// No rounds, so no round events.
+impl Scheduler for Wfq {
+    fn queues(&self) -> Option<usize> {
+        Some(self.weights.len())
+    }
+
+    fn weights(&self, _n: usize) -> Vec<u64> {
+        self.weights.clone()
+    }
+
+    /// A packet arriving to an empty queue is tagged max(v, F_{k-1}) + L / w_i; later ones wait for their turn
+    /// as head (see the module doc).
+    fn on_enqueue(&mut self, q: usize, wire: u32, _now: Time, _ev: &mut impl RoundSink) {
+        if self.head[q] == Head::Empty {
+            self.head[q] = Head::Tagged(self.v.max(self.last[q]) + self.cost(q, wire));
+        }
+    }
+
+    fn pick(&mut self, qs: &impl QueueView, _now: Time, _ev: &mut impl RoundSink) -> Option<usize> {
+        let mut best: Option<(u128, usize)> = None;
+        for q in 0..self.weights.len() {
+            let Some(tag) = self.head_tag(q, qs) else { continue };
+            if best.is_none_or(|(b, _)| tag < b) {
+                best = Some((tag, q));
+            }
+        }
+        best.map(|(_, q)| q)
+    }
+
+    /// `on_enqueue` and `on_dequeue` of a packet that found every queue empty: it is the only one tagged, so
+    /// the pick is known. The default `pass` would compare every queue's tag to find it: +13 % instructions on
+    /// leafspine-mqecn with 1000 flows under `wfq` (callgrind, 16.75 G against 14.79 G).
+    fn pass(&mut self, q: usize, wire: u32, now: Time, ev: &mut impl RoundSink) {
+        self.on_enqueue(q, wire, now, ev);
+        self.on_dequeue(q, wire, true, now, ev);
     }
 
     /// The picked head went into service: its tag becomes v and the queue's F_{k-1}.
-    pub fn on_dequeue(&mut self, q: usize, now_empty: bool) {
+    fn on_dequeue(&mut self, q: usize, _wire: u32, now_empty: bool, _now: Time, _ev: &mut impl RoundSink) {
         let Head::Tagged(t) = self.head[q] else {
             debug_assert!(false, "WFQ: dequeued queue {q} whose head was not picked");
             return;
@@ -109,5 +115,22 @@ impl Wfq {
         self.v = t;
         self.last[q] = t;
         self.head[q] = if now_empty { Head::Empty } else { Head::Untagged };
+    }
+}
+
+/// `scheduler = { kind = "wfq", weights = [1, 2] }`: relative weights, one per queue (default all 1).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WfqConfig {
+    pub weights: Option<Vec<u64>>,
+}
+
+impl SchedulerSpec for WfqConfig {
+    type Scheduler = Wfq;
+    fn validate(&self, c: &Check) -> Result<(), Error> {
+        c.weights(self.weights.as_deref())
+    }
+    fn build(&self, queues: usize) -> Wfq {
+        Wfq::new(self.weights.clone().unwrap_or_else(|| vec![1; queues]))
     }
 }

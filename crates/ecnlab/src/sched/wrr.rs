@@ -7,10 +7,15 @@
 //! Beyond the pin, for progress when Q_i < a packet (invalid configs are rejected elsewhere): the first
 //! packet of a turn is always sent.
 
-use super::rr::{RoundRobin, TurnBudget};
+use super::rr::{RoundRobin, RrConfig, TurnBudget};
 
 /// WRR: the round-robin engine with a per-turn budget that never carries over.
 pub type Wrr = RoundRobin<WrrBudget>;
+
+/// `scheduler = { kind = "wrr", quantum = "1500B", weights = [1, 2] }`: queue i may send `quantum ×
+/// weights[i]` bytes per turn (default quantum 1500 B, weights all 1); the budget is reset at the end of every
+/// turn.
+pub type WrrConfig = RrConfig<WrrBudget>;
 
 /// The credit is what is left of this turn's quantum; it never carries over.
 #[derive(Clone, Debug)]

@@ -11,29 +11,9 @@ use crate::net::{Network, Node};
 use crate::observe::Series;
 use crate::packet::PacketPool;
 use crate::port::{may_defer_departures, FifoPool, HostSide, Port, PortConfig, SharedBuffer, Surroundings};
-use crate::scenario::{Egress, PortSettings, Scenario, SchedulerConfig, Workload};
-use crate::sched::AnyScheduler;
+use crate::scenario::{Egress, PortSettings, Scenario, Workload};
 use crate::transport::cc::CcConfig;
 use crate::units::{Bytes, Time};
-
-/// Per-queue quanta: `quantum × weight`.
-fn quanta(quantum: Bytes, weights: &Option<Vec<u64>>, n: usize) -> Vec<u64> {
-    // Validation bounds weights (2²⁰) and the quantum (2³² B): the product and the markers' sums fit u64.
-    weights.clone().unwrap_or_else(|| vec![1; n]).iter().map(|w| w.saturating_mul(quantum.0)).collect()
-}
-
-fn make_scheduler(s: &SchedulerConfig, n: usize) -> AnyScheduler {
-    match s {
-        SchedulerConfig::Sp => AnyScheduler::StrictPriority,
-        SchedulerConfig::Wrr { quantum, weights } => AnyScheduler::wrr(quanta(*quantum, weights, n)),
-        SchedulerConfig::Dwrr { quantum, weights } => AnyScheduler::dwrr(quanta(*quantum, weights, n)),
-        SchedulerConfig::Wfq { weights } => AnyScheduler::wfq(weights.clone().unwrap_or_else(|| vec![1; n])),
-        SchedulerConfig::SpOver { strict, group } => {
-            let strict = *strict as usize;
-            AnyScheduler::sp_over(strict, make_scheduler(group, n - strict))
-        }
-    }
-}
 
 impl Sim {
     pub fn new(sc: &Scenario) -> Result<Sim, Error> {
@@ -81,7 +61,7 @@ impl Sim {
             let port = match &settings[i] {
                 Some(s) => {
                     // Time-valued thresholds resolve with this port's rate; re-check them against its buffer.
-                    let sched = make_scheduler(&s.scheduler, s.queues as usize);
+                    let sched = s.scheduler.build(s.queues as usize);
                     let rng = Rng::stream(sc.seed, key::PORT + i as u64);
                     let name = spec.name();
                     let marker = s.marker.build(Build {
