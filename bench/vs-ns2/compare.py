@@ -117,10 +117,15 @@ def one_way_ack_s(cfg: dict):
     return f
 
 
+SEEDS = None   # --seeds: only these ecnlab seeds
+
+
 def ecnlab_point(cache: Path, variant: str, scheme: str, load: float, ack_estimate: bool):
     vdir = cache / "runs" / "ecnlab" / variant
     per_seed = []
     for sd in sorted(vdir.glob("seed*")):
+        if SEEDS is not None and int(sd.name[4:]) not in SEEDS:
+            continue
         d = sd / f"{scheme}_load{int(round(load * 100))}"
         if not (d / "summary.json").exists():
             continue
@@ -226,21 +231,32 @@ def table(cache, variant, loads, ack_estimate):
 
 
 def variants_summary(cache, loads, ack_estimate):
+    """One row per ecnlab variant and point: ecnlab's value and, in brackets, ecnlab / ns-2."""
     base = cache / "runs" / "ecnlab"
-    print("| variant | --set | point | small mean | small p99 | large mean | timeouts |  (ecnlab / ns-2)")
+    print("ecnlab value (ecnlab / ns-2); small flows in ms, large-flow mean in ms, timeouts" +
+          (" — FCT + ACK one-way delay" if ack_estimate else ""))
+    print()
+    print("| variant | point | small mean | small p99 | large mean | timeouts | seeds |")
     print("|---|---|---|---|---|---|---|")
+    sets_of = {}
     for vdir in sorted(p for p in base.iterdir() if p.is_dir()):
         v = vdir.name
-        sets = json.loads((vdir / "sets.json").read_text()).get("set", []) if (vdir / "sets.json").exists() else []
+        sets_of[v] = json.loads((vdir / "sets.json").read_text()).get("set", []) if (vdir / "sets.json").exists() else []
         for load in loads:
             for scheme in SCHEMES:
                 ns = ns2_point(cache, scheme, load)
-                ec, _ = ecnlab_point(cache, v, scheme, load, ack_estimate)
+                ec, seeds = ecnlab_point(cache, v, scheme, load, ack_estimate)
                 if not ec:
                     continue
-                f = lambda k: "–" if not ns or not ns[k] or ec[k] is None else f"{ec[k] / ns[k]:.2f}"
-                print(f"| {v} | {' '.join(sets) or '(none)'} | {LABEL[scheme]} {load} | {f('small_mean')} | "
-                      f"{f('small_p99')} | {f('large_mean')} | {f('timeouts')} ({ec['timeouts']:.0f}) |")
+
+                def f(k, fmt):
+                    r = "" if not ns or not ns[k] or ec[k] is None else f" ({ec[k] / ns[k]:.2f})"
+                    return (fmt.format(ec[k]) if ec[k] is not None else "–") + r
+                print(f"| {v} | {LABEL[scheme]} {load} | {f('small_mean', '{:.3f}')} | {f('small_p99', '{:.3f}')} | "
+                      f"{f('large_mean', '{:.1f}')} | {f('timeouts', '{:.0f}')} | {len(seeds)} |")
+    print()
+    for v, sets in sets_of.items():
+        print(f"- {v}: {' '.join('--set ' + repr(x) for x in sets) or '(mqecn-ls as it is)'}")
 
 
 def main():
@@ -249,8 +265,11 @@ def main():
     ap.add_argument("--variants", action="store_true", help="summary of every ecnlab variant run")
     ap.add_argument("--loads", type=float, nargs="+", default=[0.3, 0.7])
     ap.add_argument("--ack-estimate", action="store_true")
+    ap.add_argument("--seeds", type=int, nargs="+", help="only these ecnlab seeds (default: every seed run)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     a = ap.parse_args()
+    global SEEDS
+    SEEDS = set(a.seeds) if a.seeds else None
     cache = cache_dir()
     if a.variants:
         variants_summary(cache, a.loads, a.ack_estimate)
@@ -261,4 +280,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:   # `compare.py | head`
+        sys.exit(0)
