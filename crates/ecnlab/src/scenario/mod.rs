@@ -360,6 +360,20 @@ pub struct Observe {
     /// Phase boundaries: goodput per class is also reported for each interval between consecutive times.
     pub phases: Vec<Time>,
     pub trace: Option<TraceFilter>,
+    /// Where a sized flow's completion time ends (`FctEnd`).
+    pub fct_end: FctEnd,
+}
+
+/// Where a sized flow's completion time ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FctEnd {
+    /// When the receiver holds the flow's last byte in order (the application has its data).
+    #[default]
+    Received,
+    /// When the sender sees its last byte acknowledged, one ACK's trip later: how the MQ-ECN authors' ns-2
+    /// scripts time a flow (`bench/vs-ns2`).
+    Acked,
 }
 
 impl Default for Observe {
@@ -373,6 +387,7 @@ impl Default for Observe {
             rtt_samples: false,
             phases: Vec::new(),
             trace: None,
+            fct_end: FctEnd::Received,
         }
     }
 }

@@ -149,6 +149,7 @@ impl Sim {
             flows: reserve_flows(sc)?,
             tcp: std::sync::Arc::new(sc.transport),
             tsq_limit: sc.hosts.tsq_limit,
+            fct_acked: sc.observe.fct_end == crate::scenario::FctEnd::Acked,
             workloads: sc
                 .workloads
                 .iter()

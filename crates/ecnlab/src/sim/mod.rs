@@ -42,6 +42,8 @@ pub struct Flow {
     pub start: Time,
     pub first_data: Option<Time>,
     pub finish: Option<Time>,
+    /// When the sender saw its last byte acknowledged (kept only with `observe.fct_end = "acked"`).
+    pub acked: Option<Time>,
     pub sender: Sender,
     pub receiver: Receiver,
     pub base_rtt: Time,
@@ -56,6 +58,18 @@ pub struct Flow {
     /// Waiting in its host's queue for the NIC to drain.
     nic_blocked: bool,
     delivered_at_warmup: u64,
+}
+
+impl Flow {
+    /// When its completion time ends: the receiver's last byte, or with `acked` the sender's last
+    /// acknowledgement (`observe.fct_end`).
+    pub fn end(&self, acked: bool) -> Option<Time> {
+        if acked {
+            self.acked
+        } else {
+            self.finish
+        }
+    }
 }
 
 /// Per-host state: flows waiting for the NIC.
@@ -107,6 +121,8 @@ pub struct Sim {
     /// One transport configuration, shared by every flow's sender (a per-flow copy would spread it over
     /// every flow's cache lines).
     tcp: std::sync::Arc<TcpConfig>,
+    /// `observe.fct_end = "acked"`: each sized flow's last acknowledgement is noted (`Flow::acked`).
+    fct_acked: bool,
     /// TCP small queues: a host hands its egress data only while no more than this waits there unsent.
     tsq_limit: Bytes,
     workloads: Vec<WorkloadState>,
@@ -632,6 +648,9 @@ impl Sim {
             Kind::Ack | Kind::SynAck | Kind::Nack | Kind::Cnp => {
                 let f = &mut self.flows[pkt.flow as usize];
                 f.sender.on_packet(self.now, &pkt, sack);
+                if self.fct_acked && f.acked.is_none() && f.size.is_some() && f.sender.all_acked() {
+                    f.acked = Some(self.now);
+                }
                 if let Some(r) = f.sender.take_rtt_sample() {
                     if self.now >= self.warmup {
                         self.class_rtt[f.addr.class as usize].add(r.0, 1);
@@ -886,6 +905,7 @@ impl Sim {
             start: self.now,
             first_data: None,
             finish: None,
+            acked: None,
             receiver: Receiver::new(&self.tcp, addr),
             sender,
             base_rtt: fabric_rtt + extra_delay,

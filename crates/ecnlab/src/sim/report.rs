@@ -219,7 +219,7 @@ impl Sim {
             .map(|(i, f)| {
                 let rate = self.net.ports[self.net.host_port[f.addr.src as usize] as usize].rate;
                 let ideal = f.size.map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
-                let fct = f.finish.map(|t| t - f.start);
+                let fct = f.end(self.fct_acked).map(|t| t - f.start);
                 let delivered = f.receiver.rcv_nxt();
                 let in_window = delivered.saturating_sub(f.delivered_at_warmup);
                 FlowRecord {
@@ -230,7 +230,7 @@ impl Sim {
                     size_bytes: f.size,
                     start_s: f.start.as_secs_f64(),
                     first_data_s: f.first_data.map(Time::as_secs_f64),
-                    finish_s: f.finish.map(Time::as_secs_f64),
+                    finish_s: f.end(self.fct_acked).map(Time::as_secs_f64),
                     fct_s: fct.map(Time::as_secs_f64),
                     ideal_fct_s: ideal.map(Time::as_secs_f64),
                     slowdown: fct.zip(ideal).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
@@ -333,7 +333,7 @@ impl Sim {
                 occupancy: occupancy(p.occupancy.stats(now), sc.mtu.0),
             })
             .collect();
-        let workloads = self.workloads.iter().map(|w| workload_summary(w, &self.flows)).collect();
+        let workloads = self.workloads.iter().map(|w| workload_summary(w, &self.flows, self.fct_acked)).collect();
         let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats().timeouts as u64).sum();
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats().retransmits as u64).sum();
         let config_toml = sc.to_toml();
@@ -415,11 +415,12 @@ impl Sim {
 
 /// FCT statistics of a workload's finished flows, timed from the first data byte (ECN* §5.2) and from the
 /// flow's start, and the fraction of flows that met a retransmission timeout.
-fn flow_stats(ids: &[u32], flows: &[super::Flow]) -> FlowStats {
+fn flow_stats(ids: &[u32], flows: &[super::Flow], acked: bool) -> FlowStats {
     let fs: Vec<&super::Flow> = ids.iter().map(|&i| &flows[i as usize]).collect();
-    let mut from_start: Vec<f64> = fs.iter().filter_map(|f| f.finish.map(|t| (t - f.start).as_secs_f64())).collect();
+    let mut from_start: Vec<f64> =
+        fs.iter().filter_map(|f| f.end(acked).map(|t| (t - f.start).as_secs_f64())).collect();
     let mut from_data: Vec<f64> =
-        fs.iter().filter_map(|f| f.finish.zip(f.first_data).map(|(t, d)| (t - d).as_secs_f64())).collect();
+        fs.iter().filter_map(|f| f.end(acked).zip(f.first_data).map(|(t, d)| (t - d).as_secs_f64())).collect();
     let with_timeout = fs.iter().filter(|f| f.sender.stats().timeouts > 0).count();
     FlowStats {
         flows: fs.len() as u64,
@@ -430,10 +431,10 @@ fn flow_stats(ids: &[u32], flows: &[super::Flow]) -> FlowStats {
     }
 }
 
-fn workload_summary(w: &WorkloadState, flows: &[super::Flow]) -> WorkloadSummary {
+fn workload_summary(w: &WorkloadState, flows: &[super::Flow], acked: bool) -> WorkloadSummary {
     match w {
-        WorkloadState::Flows { flows: ids, .. } => WorkloadSummary::Flows(flow_stats(ids, flows)),
-        WorkloadState::BackToBack { flows: ids, .. } => WorkloadSummary::BackToBack(flow_stats(ids, flows)),
+        WorkloadState::Flows { flows: ids, .. } => WorkloadSummary::Flows(flow_stats(ids, flows, acked)),
+        WorkloadState::BackToBack { flows: ids, .. } => WorkloadSummary::BackToBack(flow_stats(ids, flows, acked)),
         WorkloadState::Incast(inc) => {
             let times: Vec<f64> = inc.round_times.iter().map(|t| t.as_secs_f64()).collect();
             let bytes = inc.block as f64 * inc.senders.len() as f64;
@@ -448,17 +449,17 @@ fn workload_summary(w: &WorkloadState, flows: &[super::Flow]) -> WorkloadSummary
             })
         }
         WorkloadState::Poisson(p) => WorkloadSummary::Poisson(PoissonSummary {
-            flows: flow_stats(&p.flows, flows),
+            flows: flow_stats(&p.flows, flows, acked),
             offered_load: p.offered_load(),
             connections: p.persistent.then(|| p.pools.values().map(Vec::len).sum::<usize>() as u64),
             connections_reused: p.persistent.then_some(p.reused),
         }),
         WorkloadState::Query(q) => {
-            let all_done = q.flows.iter().all(|&f| flows[f as usize].finish.is_some());
+            let all_done = q.flows.iter().all(|&f| flows[f as usize].end(acked).is_some());
             let start = q.flows.first().map(|&f| flows[f as usize].start);
-            let end = q.flows.iter().filter_map(|&f| flows[f as usize].finish).max();
+            let end = q.flows.iter().filter_map(|&f| flows[f as usize].end(acked)).max();
             WorkloadSummary::Query(QuerySummary {
-                flows: flow_stats(&q.flows, flows),
+                flows: flow_stats(&q.flows, flows, acked),
                 qct_s: start.zip(end).filter(|_| all_done).map(|(s, e)| (e - s).as_secs_f64()),
             })
         }

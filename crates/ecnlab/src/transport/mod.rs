@@ -162,6 +162,14 @@ impl Sender {
             Sender::Roce(_) => false,
         }
     }
+    /// The application closed the stream and the sender has seen every byte it wrote acknowledged: where
+    /// the MQ-ECN authors' ns-2 scripts end a flow's completion time (`observe.fct_end = "acked"`).
+    pub fn all_acked(&self) -> bool {
+        match self {
+            Sender::Tcp(s) => s.done(),
+            Sender::Roce(s) => s.closed && s.snd_una >= s.written,
+        }
+    }
     /// The application will write no more.
     pub fn close(&mut self) {
         match self {

@@ -159,3 +159,35 @@ fn a_cancelled_token_stops_a_run_soon_with_interrupted() {
     assert!(matches!(r, Err(ecnlab::Error::Interrupted)), "{:?}", r.err());
     assert!(t0.elapsed().as_secs_f64() < 10.0);
 }
+
+/// `observe.fct_end = "acked"` times a flow to the sender's last acknowledgement, as the MQ-ECN authors' ns-2
+/// scripts do: on an otherwise idle path that is one ACK's trip after the receiver's last byte, two hops of a
+/// 40-byte ACK (32 ns each at 10 Gb/s) and two link delays, for every flow alike; nothing else in the run moves.
+#[test]
+fn a_flow_timed_to_its_last_acknowledgement_ends_one_ack_trip_later() {
+    const ONE_AT_A_TIME: &str = r#"
+duration = "20ms"
+[topology]
+kind = "star"
+hosts = 2
+rate = "10Gbps"
+delay = "5us"
+[transport]
+cc = { kind = "dctcp" }
+[[workloads]]
+kind = "back_to_back"
+src = 1
+dst = 0
+size = "100KB"
+count = 5
+"#;
+    let received = run_text(ONE_AT_A_TIME, &[]);
+    let acked = run_text(ONE_AT_A_TIME, &["observe.fct_end=\"acked\""]);
+    let trip = 2.0 * (5e-6 + 40.0 * 8.0 / 10e9);
+    assert_eq!(received.flows.len(), 5);
+    for (r, a) in received.flows.iter().zip(&acked.flows) {
+        let (r_fct, a_fct) = (r.fct_s.expect("finished"), a.fct_s.expect("acknowledged"));
+        assert!((a_fct - r_fct - trip).abs() < 1e-12, "flow {}: {a_fct} − {r_fct} ≠ {trip}", r.id);
+        assert_eq!((r.start_s, r.delivered_bytes, r.timeouts), (a.start_s, a.delivered_bytes, a.timeouts));
+    }
+}
