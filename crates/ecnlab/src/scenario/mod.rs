@@ -322,6 +322,11 @@ pub enum Services {
     Weighted { probabilities: Vec<f64> },
     /// The ordered host pairs (src, dst) are dealt round robin onto `count` services (MQ-ECN §5.2).
     Pairs { count: u8 },
+    /// As the MQ-ECN authors' ns-2 script assigns them: pair (i → j) of the network's hosts in service
+    /// ((j + 1)·hosts + (i + 1)) mod `count`, and each pair's flows arriving at a rate ∝ 1 / its CDF's mean
+    /// size (every pair offers the same bytes). With 144 hosts and 8 services a sending host's flows all share
+    /// one service.
+    PairRule { count: u8 },
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -556,7 +556,9 @@ impl Scenario {
                 }
                 let n_services = match services {
                     Services::Single => 1,
-                    Services::Random { count } | Services::Pairs { count } => *count as usize,
+                    Services::Random { count } | Services::Pairs { count } | Services::PairRule { count } => {
+                        *count as usize
+                    }
                     Services::Weighted { probabilities } => {
                         let sum: f64 = probabilities.iter().sum();
                         if probabilities.is_empty()

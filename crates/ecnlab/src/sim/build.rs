@@ -287,7 +287,7 @@ fn used_classes(sc: &Scenario) -> usize {
         | Workload::Query { class, .. } => *class as usize + 1,
         Workload::Poisson { services, .. } => match services {
             Services::Single => 1,
-            Services::Random { count } | Services::Pairs { count } => *count as usize,
+            Services::Random { count } | Services::Pairs { count } | Services::PairRule { count } => *count as usize,
             Services::Weighted { probabilities } => probabilities.len(),
         },
     });

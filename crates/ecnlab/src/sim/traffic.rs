@@ -36,6 +36,10 @@ pub struct Poisson {
     pub pools: BTreeMap<(u32, u32, u8), Vec<u32>>,
     /// Flows that went on an idle connection instead of a new one.
     pub reused: u64,
+    /// The network's host count (`Services::PairRule` numbers pairs by it).
+    network_hosts: usize,
+    /// Per service: the probability a drawn pair of it is kept (`Services::PairRule`).
+    keep: Vec<f64>,
 }
 
 fn path(idx: u32, f: &str) -> String {
@@ -55,7 +59,7 @@ impl Poisson {
         hosts.dedup();
         let n_services = match services {
             Services::Single => 1,
-            Services::Random { count } | Services::Pairs { count } => *count as usize,
+            Services::Random { count } | Services::Pairs { count } | Services::PairRule { count } => *count as usize,
             Services::Weighted { probabilities } => probabilities.len(),
         };
         let loaded: Vec<FlowSizeCdf> = cdf
@@ -78,8 +82,31 @@ impl Poisson {
                 let count = *count as u64;
                 (0..count).map(|j| (pairs / count + (j < pairs % count) as u64) as f64 / pairs.max(1) as f64).collect()
             }
+            Services::PairRule { count } => {
+                // The pairs' shares of the services; each pair's rate is ∝ 1 / its mean (below).
+                let mut n = vec![0u64; *count as usize];
+                for &s in &hosts {
+                    match dst {
+                        Some(d) => n[pair_rule(net.hosts, s, *d, *count)] += 1,
+                        None => {
+                            hosts.iter().filter(|&&d| d != s).for_each(|&d| n[pair_rule(net.hosts, s, d, *count)] += 1)
+                        }
+                    }
+                }
+                let pairs = n.iter().sum::<u64>().max(1) as f64;
+                n.iter().map(|&k| k as f64 / pairs).collect()
+            }
         };
-        let mean_bytes: f64 = shares.iter().zip(&cdfs).map(|(p, c)| p * c.mean()).sum();
+        let mean_bytes: f64 = match services {
+            // Every pair offers the same bytes: the aggregate rate is the pairs' rates summed, i.e. the
+            // capacity over the pairs' harmonic mean size.
+            Services::PairRule { .. } => 1.0 / shares.iter().zip(&cdfs).map(|(p, c)| p / c.mean()).sum::<f64>(),
+            _ => shares.iter().zip(&cdfs).map(|(p, c)| p * c.mean()).sum(),
+        };
+        // PairRule: a uniformly drawn pair is kept with probability smallest mean / its service's mean, so that
+        // pairs arrive at rates ∝ 1 / their mean size.
+        let smallest_mean = cdfs.iter().map(FlowSizeCdf::mean).fold(f64::INFINITY, f64::min);
+        let keep = cdfs.iter().map(|c| smallest_mean / c.mean()).collect();
         let rate = |h: u32| net.ports[net.host_port[h as usize] as usize].rate.0 as f64;
         let capacity_bps = match dst {
             Some(d) => rate(*d),
@@ -127,6 +154,8 @@ impl Poisson {
             persistent: *connections == Connections::Persistent,
             pools: BTreeMap::new(),
             reused: 0,
+            network_hosts: net.hosts,
+            keep,
         })
     }
 
@@ -158,6 +187,20 @@ impl Poisson {
 
     /// The next flow: (src, dst, class, size, end-to-end base RTT target if varied).
     pub fn draw(&mut self) -> (u32, u32, u8, u64, Option<Time>) {
+        loop {
+            let (si, di, src, dst) = self.draw_pair();
+            if let Services::PairRule { count } = self.services {
+                let service = pair_rule(self.network_hosts, src, dst, count);
+                if self.rng.uniform() >= self.keep[service] {
+                    continue;
+                }
+            }
+            return self.draw_flow(si, di, src, dst);
+        }
+    }
+
+    /// A host pair drawn uniformly: (index of src in `hosts`, index of dst if all-to-all, src, dst).
+    fn draw_pair(&mut self) -> (u64, Option<u64>, u32, u32) {
         let n = self.hosts.len() as u64;
         // The hosts' indices too: Pairs numbers the pair by them.
         let (si, di) = match self.dst {
@@ -176,6 +219,12 @@ impl Poisson {
             (Some(d), _) => d,
             (None, d) => self.hosts[d.expect("a drawn destination") as usize],
         };
+        (si, di, src, dst)
+    }
+
+    /// The flow of a drawn pair: its service, size and RTT target.
+    fn draw_flow(&mut self, si: u64, di: Option<u64>, src: u32, dst: u32) -> (u32, u32, u8, u64, Option<Time>) {
+        let n = self.hosts.len() as u64;
         let service = match &self.services {
             Services::Single => 0,
             Services::Random { count } => self.rng.below(*count as u64) as usize,
@@ -198,6 +247,7 @@ impl Poisson {
                 };
                 (idx % *count as u64) as usize
             }
+            Services::PairRule { count } => pair_rule(self.network_hosts, src, dst, *count),
         };
         let size = self.cdfs[service].sample(&mut self.rng).0.max(1);
         let rtt = self.rtt.as_ref().map(|d| d.sample(&mut self.rng));
@@ -219,6 +269,12 @@ impl Poisson {
             self.offered_bytes as f64 * 8.0 * (self.opened - 1) as f64 / self.opened as f64 / span / self.capacity_bps
         })
     }
+}
+
+/// The MQ-ECN authors' ns-2 script's service of the pair (`src` → `dst`) among `hosts` hosts:
+/// ((dst + 1)·hosts + (src + 1)) mod `count` (`Services::PairRule`).
+fn pair_rule(hosts: usize, src: u32, dst: u32, count: u8) -> usize {
+    (((dst as u64 + 1) * hosts as u64 + src as u64 + 1) % count as u64) as usize
 }
 
 pub struct Query {
@@ -294,6 +350,33 @@ mod tests {
             let got = offered(&mut p, 20_000);
             assert!((got - load).abs() <= 0.05 * load, "target {load} (dst {dst:?}): offered {got}");
         }
+    }
+
+    #[test]
+    fn the_authors_pair_rule_gives_each_sender_one_service_and_pairs_rates_by_their_mean() {
+        // 48 hosts and 8 services: 48 ≡ 0 (mod 8), so pair (i → j) is in service (i + 1) mod 8, one per sender
+        // (as in the authors' script, 144 hosts). Every service has 6 senders × 47 pairs; a pair's flows arrive
+        // at a rate ∝ 1 / its CDF's mean, so each service's share of the flows is ∝ 1 / its mean.
+        let cdf = ["websearch", "datamining", "cache", "hadoop"];
+        let mut p = poisson(0.5, Services::PairRule { count: 8 }, &cdf, None);
+        let mut class_of = [None; 48];
+        let mut n = [0f64; 8];
+        for _ in 0..40_000 {
+            let (src, _, class, ..) = p.draw();
+            assert_eq!(*class_of[src as usize].get_or_insert(class), class, "host {src} sends in one service");
+            assert_eq!(class as u32, (src + 1) % 8);
+            n[class as usize] += 1.0;
+        }
+        let w: Vec<f64> = (0..8).map(|s| 1.0 / FlowSizeCdf::builtin(cdf[s / 2]).unwrap().mean()).collect();
+        let total: f64 = w.iter().sum();
+        for s in 0..8 {
+            let want = 40_000.0 * w[s] / total;
+            assert!((n[s] - want).abs() < 4.0 * want.sqrt() + 1.0, "service {s}: {} flows, want {want:.0}", n[s]);
+        }
+        // Every pair offers the same bytes, so the aggregate offers the target load.
+        let mut p = poisson(0.5, Services::PairRule { count: 2 }, &["websearch", "cache"], None);
+        let got = offered(&mut p, 40_000);
+        assert!((got - 0.5).abs() <= 0.05 * 0.5, "offered {got}");
     }
 
     #[test]
