@@ -83,14 +83,25 @@ impl Poisson {
                 (0..count).map(|j| (pairs / count + (j < pairs % count) as u64) as f64 / pairs.max(1) as f64).collect()
             }
             Services::PairRule { count } => {
-                // The pairs' shares of the services; each pair's rate is ∝ 1 / its mean (below).
-                let mut n = vec![0u64; *count as usize];
+                // The pairs' shares of the services; each pair's rate is ∝ 1 / its mean (below). A pair's service
+                // is (its destination's term + its source's term) mod count, so the destinations are counted by
+                // their term once and each source adds them shifted: hosts × count steps, not hosts², which a
+                // 100 000-host network could not afford.
+                let c = *count as usize;
+                let mut by_term = vec![0u64; c];
+                match dst {
+                    Some(d) => by_term[pair_rule_dst(net.hosts, *d, *count)] += 1,
+                    None => hosts.iter().for_each(|&d| by_term[pair_rule_dst(net.hosts, d, *count)] += 1),
+                }
+                let mut n = vec![0u64; c];
                 for &s in &hosts {
-                    match dst {
-                        Some(d) => n[pair_rule(net.hosts, s, *d, *count)] += 1,
-                        None => {
-                            hosts.iter().filter(|&&d| d != s).for_each(|&d| n[pair_rule(net.hosts, s, d, *count)] += 1)
-                        }
+                    let src_term = pair_rule_src(s, *count);
+                    for (t, &k) in by_term.iter().enumerate() {
+                        n[(t + src_term) % c] += k;
+                    }
+                    if dst.is_none() {
+                        // Not to itself.
+                        n[pair_rule(net.hosts, s, s, *count)] -= 1;
                     }
                 }
                 let pairs = n.iter().sum::<u64>().max(1) as f64;
@@ -274,7 +285,17 @@ impl Poisson {
 /// The MQ-ECN authors' ns-2 script's service of the pair (`src` → `dst`) among `hosts` hosts:
 /// ((dst + 1)·hosts + (src + 1)) mod `count` (`Services::PairRule`).
 fn pair_rule(hosts: usize, src: u32, dst: u32, count: u8) -> usize {
-    (((dst as u64 + 1) * hosts as u64 + src as u64 + 1) % count as u64) as usize
+    (pair_rule_dst(hosts, dst, count) + pair_rule_src(src, count)) % count as usize
+}
+
+/// `pair_rule`'s destination term, (dst + 1)·hosts mod count.
+fn pair_rule_dst(hosts: usize, dst: u32, count: u8) -> usize {
+    ((dst as u64 + 1) * hosts as u64 % count as u64) as usize
+}
+
+/// `pair_rule`'s source term, (src + 1) mod count.
+fn pair_rule_src(src: u32, count: u8) -> usize {
+    ((src as u64 + 1) % count as u64) as usize
 }
 
 pub struct Query {
@@ -377,6 +398,30 @@ mod tests {
         let mut p = poisson(0.5, Services::PairRule { count: 2 }, &["websearch", "cache"], None);
         let got = offered(&mut p, 40_000);
         assert!((got - 0.5).abs() <= 0.05 * 0.5, "offered {got}");
+    }
+
+    #[test]
+    fn the_pair_rules_rate_counts_every_pair_as_a_pair_by_pair_sum_does() {
+        // 48 hosts onto 10 services (48 ≢ 0 mod 10: the destination matters): the aggregate rate, from the
+        // services' shares counted per term, equals the per-pair rates summed pair by pair.
+        let cdf = ["websearch", "cache"];
+        let means: Vec<f64> = cdf.iter().map(|c| FlowSizeCdf::builtin(c).unwrap().mean()).collect();
+        for dst in [None, Some(5)] {
+            let p = poisson(0.5, Services::PairRule { count: 10 }, &cdf, dst);
+            let mut sum = 0.0;
+            let mut pairs = 0.0;
+            for s in 0..48u32 {
+                for d in (0..48u32).filter(|&d| d != s && dst.is_none_or(|x| x == d)) {
+                    if dst == Some(s) {
+                        continue;
+                    }
+                    sum += 1.0 / means[pair_rule(48, s, d, 10) / 5];
+                    pairs += 1.0;
+                }
+            }
+            let per_second = 0.5 * p.capacity_bps * sum / pairs / 8.0;
+            assert!((1e12 / p.mean_gap - per_second).abs() < 1e-9 * per_second, "dst {dst:?}");
+        }
     }
 
     #[test]
