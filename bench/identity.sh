@@ -36,11 +36,13 @@ strip() {
 import json, sys
 # build, checksum, builds: which simulator build made a grid point (its source hash), not what it computed.
 DROP = {"wall_time_s", "events", "events_per_s", "ecnlab", "scenario_hash", "commit", "build", "checksum", "builds"}
-def clean(v):
+# scenario_hash (a grid point's cache key) and a summary's scenario.hash: hashes of the resolved scenario, which a
+# new field of the schema moves though nothing ran otherwise.
+def clean(v, parent=None):
     if isinstance(v, dict):
-        return {k: clean(x) for k, x in v.items() if k not in DROP}
+        return {k: clean(x, k) for k, x in v.items() if k not in DROP and (parent, k) != ("scenario", "hash")}
     if isinstance(v, list):
-        return [clean(x) for x in v]
+        return [clean(x, parent) for x in v]
     return v
 try:
     print(json.dumps(clean(json.load(open(sys.argv[1]))), sort_keys=True, indent=1))

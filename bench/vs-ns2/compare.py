@@ -28,26 +28,17 @@ as ns-2 times it.
 import argparse
 import csv
 import json
-import os
 import statistics
 import sys
 import tomllib
 from pathlib import Path
 
-SCHEMES = ["standard", "mqecn", "minimum"]
+# The points, the cache and the ns-2 run directories are run.py's (this directory is on sys.path when run).
+from run import SCHEMES, cache_dir, ns2_point_dir
+
 LABEL = {"standard": "standard", "mqecn": "MQ-ECN", "minimum": "minimum"}
-NS2_SCHEME = {"standard": 0, "mqecn": 2, "minimum": 3}
 SMALL, LARGE = 100 * 1024, 10 * 1024 * 1024
 TOL = 0.15
-
-
-def cache_dir() -> Path:
-    c = os.environ.get("VS_NS2_CACHE")
-    if c:
-        return Path(c)
-    if os.geteuid() == 0:
-        return Path("/var/cache/ecnlab-vs-ns2")
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ecnlab-vs-ns2"
 
 
 def stats(flows):
@@ -66,7 +57,7 @@ def stats(flows):
 
 
 def ns2_point(cache: Path, scheme: str, load: float):
-    d = cache / "runs" / "ns2" / f"diffserv_dwrr_dctcp_scheme_{NS2_SCHEME[scheme]}_load_{int(round(load * 100))}_service_8"
+    d = ns2_point_dir(cache, scheme, load)
     ft, lf = d / "flow.tr", d / "logFile.tr"
     if not ft.exists() or not lf.exists() or "Simulation Finished!" not in lf.read_text(errors="replace")[-4000:]:
         return None

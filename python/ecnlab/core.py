@@ -205,22 +205,22 @@ class Result:
 def run(scenario: Any, seed: int | None = None, set: Mapping[str, Any] | None = None) -> Result:
     """Runs a scenario (shipped name, TOML path, TOML text or dict) with overrides; the GIL is released."""
     source, kind = scenario_source(scenario)
-    sets = set_args(set, seed)
-    _warn_deprecated(source, kind, sets)
-    return Result._from_native(_native.run(source, kind, sets))
+    rep = _native.run(source, kind, set_args(set, seed))
+    _warn_deprecated(rep.deprecated())
+    return Result._from_native(rep)
 
 
 def resolve(scenario: Any, seed: int | None = None, set: Mapping[str, Any] | None = None) -> str:
     """Validates and builds (without running) a scenario; returns it resolved, as TOML (config.toml)."""
     source, kind = scenario_source(scenario)
-    sets = set_args(set, seed)
-    _warn_deprecated(source, kind, sets)
-    return _native.resolve(source, kind, sets)
+    text, notes = _native.resolve(source, kind, set_args(set, seed))
+    _warn_deprecated(notes)
+    return text
 
 
-def _warn_deprecated(source: str, kind: str, sets: list[str]) -> None:
+def _warn_deprecated(notes: list[str]) -> None:
     """A FutureWarning (shown by default: it is meant for the scenario's author) per deprecated key used."""
-    for note in _native.deprecations(source, kind, sets):
+    for note in notes:
         warnings.warn(note, FutureWarning, stacklevel=3)
 
 

@@ -109,14 +109,18 @@ fn cancel_all() {
     EPOCH.fetch_add(1, Ordering::SeqCst);
 }
 
-/// A finished run, held in Rust; Python reads its tables as CSV text.
+/// A finished run, held in Rust; Python reads its tables as CSV text. Beside it, the notes on deprecated keys its
+/// scenario used.
 #[pyclass(module = "ecnlab._native", frozen)]
-struct Report(RunReport);
+struct Report(RunReport, Vec<String>);
 
 #[pymethods]
 impl Report {
     fn summary_json(&self) -> String {
         self.0.summary.to_string()
+    }
+    fn deprecated(&self) -> Vec<String> {
+        self.1.clone()
     }
     fn config_toml(&self) -> &str {
         &self.0.config_toml
@@ -146,30 +150,26 @@ fn check_run_dir(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
     ecnlab::outdir::Staged::new(&dir).map(drop).map_err(|e| py_err(py, e))
 }
 
-/// Validates the scenario and builds (not runs) it; returns the resolved scenario as TOML. Interruptible (a large
-/// topology takes a while to build), though a build cannot stop midway: Ctrl-C waits for it.
+/// Validates the scenario and builds (not runs) it; returns the resolved scenario as TOML, and the notes on
+/// deprecated keys it used. Interruptible (a large topology takes a while to build), though a build cannot stop
+/// midway: Ctrl-C waits for it.
 #[pyfunction]
-fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<String> {
+fn resolve(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<(String, Vec<String>)> {
     interruptible(py, |_| {
         let sc = load(&source, kind, &sets)?;
         ecnlab::Sim::new(&sc)?;
-        Ok(sc.to_toml())
+        Ok((sc.to_toml(), sc.deprecated.clone()))
     })
-}
-
-/// The notes on deprecated keys the scenario uses (none if it does not load: `run` and `resolve` then raise).
-#[pyfunction]
-fn deprecations(source: String, kind: &str, sets: Vec<String>) -> Vec<String> {
-    load(&source, kind, &sets).map(|sc| sc.deprecated).unwrap_or_default()
 }
 
 /// Runs one scenario on a worker thread with the GIL released; Ctrl-C (or `cancel_all`) stops it.
 #[pyfunction]
 fn run(py: Python<'_>, source: String, kind: &str, sets: Vec<String>) -> PyResult<Report> {
     interruptible(py, |cancel| {
-        ecnlab::run_with(&load(&source, kind, &sets)?, &RunOptions { progress: false, cancel, no_fast_paths: false })
+        let sc = load(&source, kind, &sets)?;
+        let report = ecnlab::run_with(&sc, &RunOptions { progress: false, cancel, no_fast_paths: false })?;
+        Ok(Report(report, sc.deprecated))
     })
-    .map(Report)
 }
 
 /// (name, TOML text) of every shipped scenario.
@@ -261,7 +261,6 @@ fn busiest_port(py: Python<'_>, summary_json: &str) -> PyResult<Option<String>> 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
-    m.add_function(wrap_pyfunction!(deprecations, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_run_dir, m)?)?;

@@ -320,7 +320,7 @@ impl Sim {
     fn send(&mut self, port: u32, Departure { id, queue: q, marked, hop, arrives, wake, .. }: Departure) {
         let from_host = self.host_of_port(port).is_some();
         if !from_host {
-            // Validation keeps PFC off hosts' ports.
+            // A host's own packets never counted toward a switch's ingress (PFC's counts start at a switch).
             self.pfc_release(id);
         }
         if let Some(at) = wake {
@@ -331,8 +331,7 @@ impl Sim {
         } else {
             self.put_on_link(port, arrives, id, hop);
         }
-        // A NIC's packets are not traced: it has no queue to report.
-        if self.trace.is_some() && !self.ports[port as usize].is_nic() {
+        if self.trace.is_some() {
             let kind = if marked { TraceKind::Mark } else { TraceKind::Dequeue };
             self.record(port, q, id, kind, if marked { "dequeue" } else { "" });
         }

@@ -33,7 +33,8 @@ impl TraceSpec {
             let id = net
                 .port_by_name(n)
                 .ok_or_else(|| Error::config(format!("observe.trace.ports.{i}"), format!("no port named `{n}`")))?;
-            ports[id as usize] = true;
+            // A host NIC (no settings) has no queue: it records nothing.
+            ports[id as usize] = settings[id as usize].is_some();
         }
         Ok(TraceSpec {
             ports,
