@@ -5,13 +5,12 @@ use super::workload::WorkloadState;
 use super::Sim;
 use crate::error::Error;
 use crate::mark::{DropReason, MarkReason};
-use crate::net::{Network, Node};
+use crate::net::Network;
 use crate::observe::{fmt_num, LogHist, Series, TraceRecord};
 use crate::port::{Counters, OccupancyStats};
 use crate::scenario::{PortSettings, Scenario, TraceFilter};
 use crate::units::Time;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub(crate) struct TraceSpec {
@@ -117,7 +116,7 @@ fn hist_us(h: &LogHist) -> HistSummary {
     }
 }
 
-fn counters(c: &Counters) -> CounterSummary {
+pub(super) fn counters(c: &Counters) -> CounterSummary {
     CounterSummary {
         arrived_pkts: c.arrived_pkts,
         arrived_bytes: c.arrived_bytes,
@@ -131,7 +130,7 @@ fn counters(c: &Counters) -> CounterSummary {
     }
 }
 
-fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
+pub(super) fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
     OccupancySummary {
         mean_bytes: o.mean,
         max_bytes: o.max,
@@ -163,64 +162,19 @@ pub(crate) fn fnv(s: &str) -> String {
 }
 
 impl Sim {
-    /// PFC: pauses per ingress link and priority, paused time per transmitter, peak ingress bytes.
-    fn pfc_summary(&self, now: Time) -> PfcSummary {
-        let pfc = self.pfc.as_ref().expect("pfc on");
-        let mut paused_time_s = BTreeMap::new();
-        let mut pauses_received = 0;
-        for (i, p) in self.ports.iter().enumerate() {
-            pauses_received += p.pause.pauses_received;
-            let t = p.pause.paused_time(now);
-            if t.iter().any(|t| *t > Time::ZERO) {
-                paused_time_s.insert(self.net.ports[i].name(), t.iter().map(|t| t.as_secs_f64()).collect());
-            }
-        }
-        let mut peak_ingress_bytes = BTreeMap::new();
-        for (i, ing) in pfc.ingress.iter().enumerate() {
-            let m = ing.peak.iter().max().copied().unwrap_or(0);
-            if m > 0 {
-                peak_ingress_bytes.insert(self.net.ports[i].name(), m);
-            }
-        }
-        PfcSummary {
-            pauses_sent: pfc.ingress.iter().map(|i| i.pauses_sent).sum::<u64>(),
-            pauses_received,
-            paused_time_s,
-            peak_ingress_bytes,
-            max_peak_ingress_bytes: pfc.ingress.iter().flat_map(|i| i.peak).max().unwrap_or(0),
-            xoff_bytes: pfc.xoff,
-            xon_bytes: pfc.xon,
-        }
-    }
-
-    /// Goodput per class between consecutive phase boundaries (the last closes at the end of the run).
-    fn phase_summaries(&self, classes: &[usize], now: Time) -> Vec<Phase> {
-        let mut out = vec![];
-        for i in 0..self.phases.len() {
-            let (t0, Some(d0)) = (self.phases[i], &self.phase_snapshots[i]) else { continue };
-            let (t1, d1) = match self.phases.get(i + 1).zip(self.phase_snapshots.get(i + 1)) {
-                Some((&t, Some(d))) => (t, d),
-                _ => (now, &self.class_delivered),
-            };
-            let span = (t1 - t0).as_secs_f64().max(1e-12);
-            let per_class_gbps =
-                classes.iter().map(|&c| (c.to_string(), (d1[c] - d0[c]) as f64 * 8.0 / span / 1e9)).collect();
-            out.push(Phase { from_s: t0.as_secs_f64(), to_s: t1.as_secs_f64(), per_class_gbps });
-        }
-        out
-    }
-
     pub fn report(&mut self, sc: &Scenario, wall_time_s: f64) -> RunReport {
-        let now = self.now;
-        let window = (now - self.warmup).as_secs_f64().max(1e-12);
+        let now = self.clock.now();
+        let warmup = self.observer.warmup();
+        let window = (now - warmup).as_secs_f64().max(1e-12);
+        let fct_acked = self.flows.fct_acked();
         let flows: Vec<FlowRecord> = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let rate = self.net.ports[self.net.host_port[f.addr.src as usize] as usize].rate;
+                let rate = self.fabric.raw(self.fabric.host_port(f.addr.src)).cfg.rate;
                 let ideal = f.size.map(|s| rate.tx_time(crate::units::Bytes(s)) + f.base_rtt);
-                let fct = f.end(self.fct_acked).map(|t| t - f.start);
+                let fct = f.end(fct_acked).map(|t| t - f.start);
                 let delivered = f.receiver.rcv_nxt();
                 let in_window = delivered.saturating_sub(f.delivered_at_warmup);
                 FlowRecord {
@@ -231,7 +185,7 @@ impl Sim {
                     size_bytes: f.size,
                     start_s: f.start.as_secs_f64(),
                     first_data_s: f.first_data.map(Time::as_secs_f64),
-                    finish_s: f.end(self.fct_acked).map(Time::as_secs_f64),
+                    finish_s: f.end(fct_acked).map(Time::as_secs_f64),
                     fct_s: fct.map(Time::as_secs_f64),
                     ideal_fct_s: ideal.map(Time::as_secs_f64),
                     slowdown: fct.zip(ideal).map(|(a, b)| a.as_secs_f64() / b.as_secs_f64()),
@@ -243,72 +197,18 @@ impl Sim {
             })
             .collect();
 
-        // Ports that queue: switch ports, and host ports when they are like a switch's (a host NIC never
-        // marks or drops).
-        let mut ports = BTreeMap::new();
-        let mut total = Counters::default();
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            let spec = &self.net.ports[i];
-            let switch = matches!(spec.from, Node::Switch(_));
-            if !sc.queueing_port(spec.from) {
-                continue;
-            }
-            // The run's end made every deferred departure.
-            let mut p = p.settled(now);
-            let c = p.counters();
-            if switch {
-                total.arrived_pkts += c.arrived_pkts;
-                total.sent_pkts += c.sent_pkts;
-            }
-            for k in 0..c.marks.len() {
-                total.marks[k] += c.marks[k];
-            }
-            for k in 0..c.drops.len() {
-                total.drops[k] += c.drops[k];
-            }
-            let mtu = spec.mtu.0;
-            let queues = p
-                .queue_reports()
-                .into_iter()
-                .map(|(c, o)| QueueSummary { counters: counters(&c), occupancy: occupancy(o, mtu) })
-                .collect();
-            let v = PortSummary {
-                rate_gbps: spec.rate.as_gbps(),
-                utilization: p.utilization(now - self.warmup),
-                counters: counters(&c),
-                window_counters: counters(&p.window_counters()),
-                occupancy: occupancy(p.port_occupancy(), mtu),
-                queues,
-                arrival_backlog_min_pkts: p.arrival_backlog_min().map(|b| b as f64 / mtu as f64),
-                first_mark: p.first_mark().map(|(t, cwnd)| FirstMark { time_s: t.as_secs_f64(), cwnd_segments: cwnd }),
-            };
-            ports.insert(spec.name(), v);
-        }
+        let (ports, total) = self.fabric.port_summaries(sc, now, warmup);
 
-        let classes: Vec<usize> = (0..self.class_delivered.len())
-            .filter(|&c| self.class_delivered[c] > 0 || self.class_rtt[c].samples() > 0)
-            .collect();
-        let per_class_gbps = classes
-            .iter()
-            .map(|&c| {
-                let b = self.class_delivered[c] - self.class_delivered_at_warmup[c];
-                (c.to_string(), b as f64 * 8.0 / window / 1e9)
-            })
-            .collect();
-        let total_goodput: f64 = (0..self.class_delivered.len())
-            .map(|c| (self.class_delivered[c] - self.class_delivered_at_warmup[c]) as f64 * 8.0 / window / 1e9)
-            .sum();
+        let classes = self.observer.classes();
+        let (per_class_gbps, total_goodput) = self.observer.goodput(&classes, window);
         let long_lived: Vec<f64> = flows
             .iter()
-            .zip(&self.flows)
-            .filter(|(_, f)| f.size.is_none() && f.start <= self.warmup)
+            .zip(self.flows.iter())
+            .filter(|(_, f)| f.size.is_none() && f.start <= warmup)
             .map(|(r, _)| r.goodput_gbps)
             .collect();
-        let rtt = RttSummary {
-            all: hist_us(&self.all_rtt),
-            per_class: classes.iter().map(|&c| (c.to_string(), hist_us(&self.class_rtt[c]))).collect(),
-        };
-        let phases = self.phase_summaries(&classes, now);
+        let rtt = self.observer.rtt(&classes, hist_us);
+        let phases = self.observer.phases(&classes, now);
 
         let [small, medium, large] = BINS.map(|(_, lo, hi)| {
             let mut v: Vec<f64> = flows
@@ -324,17 +224,8 @@ impl Sim {
         let mut slow: Vec<f64> = sized.iter().filter_map(|r| r.slowdown).collect();
         let slowdown = fct_stats(&mut slow);
 
-        let pools = self
-            .pools
-            .iter_mut()
-            .enumerate()
-            .map(|(sw, p)| PoolSummary {
-                switch: format!("s{sw}"),
-                size_bytes: p.size,
-                occupancy: occupancy(p.occupancy.stats(now), sc.mtu.0),
-            })
-            .collect();
-        let workloads = self.workloads.iter().map(|w| workload_summary(w, &self.flows, self.fct_acked)).collect();
+        let pools = self.fabric.pool_summaries(now, sc.mtu);
+        let workloads = self.workloads.iter().map(|w| workload_summary(w, &self.flows, fct_acked)).collect();
         let timeouts: u64 = self.flows.iter().map(|f| f.sender.stats().timeouts as u64).sum();
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats().retransmits as u64).sum();
         let config_toml = sc.to_toml();
@@ -345,11 +236,11 @@ impl Sim {
             },
             scenario: ScenarioId { name: sc.name.clone(), hash: fnv(&config_toml), seed: sc.seed },
             sim_time_s: now.as_secs_f64(),
-            traffic_end_s: self.traffic_end.as_secs_f64(),
+            traffic_end_s: self.clock.traffic_end().as_secs_f64(),
             wall_time_s,
             events: self.events_processed,
             events_per_s: self.events_processed as f64 / wall_time_s.max(1e-9),
-            window: Window { from_s: self.warmup.as_secs_f64(), to_s: now.as_secs_f64() },
+            window: Window { from_s: warmup.as_secs_f64(), to_s: now.as_secs_f64() },
             goodput: Goodput {
                 total_gbps: total_goodput,
                 per_class_gbps,
@@ -378,37 +269,21 @@ impl Sim {
                 slowdown,
             },
             workloads,
-            pfc: self.pfc.is_some().then(|| self.pfc_summary(now)),
+            pfc: self.fabric.pfc_summary(now),
             pias: sc
                 .transport
                 .pias
                 .map(|p| PiasSummary { levels: p.levels(), thresholds_bytes: p.thresholds().to_vec() }),
         };
         let summary = serde_json::to_value(&typed).expect("a summary is JSON");
-        let mut series: Vec<Series> = if self.sample_interval > Time::ZERO {
-            self.series.iter().filter(|s| !s.rows.is_empty()).cloned().collect()
-        } else {
-            vec![]
-        };
-        // Keep only delivered-bytes columns of classes that carried traffic.
-        if let Some(d) = series.iter_mut().find(|s| s.name == "delivered") {
-            let keep: Vec<usize> =
-                std::iter::once(0).chain(classes.iter().map(|c| c + 1).filter(|&i| i < d.columns.len())).collect();
-            d.columns = keep.iter().map(|&i| d.columns[i].clone()).collect();
-            for r in &mut d.rows {
-                *r = keep.iter().map(|&i| r[i]).collect();
-            }
-        }
-        if let Some(r) = &self.rtt_series {
-            series.push(r.clone());
-        }
+        let series = self.observer.series(&classes);
         RunReport {
             summary,
             typed,
             flows,
             series,
-            trace: std::mem::take(&mut self.trace_records),
-            port_names: self.net.ports.iter().map(|p| p.name()).collect(),
+            trace: self.fabric.take_trace(),
+            port_names: self.fabric.port_names(),
             config_toml,
         }
     }

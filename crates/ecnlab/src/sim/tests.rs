@@ -45,7 +45,9 @@ fn lazy_departures_change_nothing_but_the_event_count() {
     for (name, sets) in cases {
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let lazy = run(name, &sets, |_| {});
-        let by_event = run(name, &sets, |sim| sim.ports.iter_mut().for_each(|p| p.set_deferred_departures(false)));
+        let by_event = run(name, &sets, |sim| {
+            (0..sim.fabric.port_count()).for_each(|p| sim.fabric.raw_mut(p).set_deferred_departures(false))
+        });
         assert_eq!(lazy.0, by_event.0, "{name} {sets:?}: summary");
         assert_eq!(lazy.1, by_event.1, "{name} {sets:?}: per-flow table");
         assert_eq!(lazy.2, by_event.2, "{name} {sets:?}: series");
@@ -60,14 +62,14 @@ fn lazy_departures_change_nothing_but_the_event_count() {
 #[test]
 fn draining_only_the_changed_endpoint_changes_nothing() {
     let sets = ["workloads.0.flows=300", "duration=12ms", "observe.warmup=3ms"];
-    let one_side = run("leafspine-mqecn", &sets, |sim| assert!(sim.receiver_events_leave_senders));
-    let both = run("leafspine-mqecn", &sets, |sim| sim.receiver_events_leave_senders = false);
+    let one_side = run("leafspine-mqecn", &sets, |sim| assert!(sim.hosts.receiver_events_leave_senders()));
+    let both = run("leafspine-mqecn", &sets, |sim| sim.hosts.set_receiver_events_leave_senders(false));
     assert_eq!(one_side.0, both.0, "summary");
     assert_eq!(one_side.1, both.1, "per-flow table");
     // Where a host's port fills to `tsq_limit`, a receiver's event can hold back its sender (which then waits
     // for the port to drain): draining the receiver alone there would change the run.
     let held = [&sets[..], &["hosts.tsq_limit=3000B"]].concat();
-    let both = run("leafspine-mqecn", &held, |sim| assert!(!sim.receiver_events_leave_senders));
-    let one_side = run("leafspine-mqecn", &held, |sim| sim.receiver_events_leave_senders = true);
+    let both = run("leafspine-mqecn", &held, |sim| assert!(!sim.hosts.receiver_events_leave_senders()));
+    let one_side = run("leafspine-mqecn", &held, |sim| sim.hosts.set_receiver_events_leave_senders(true));
     assert_ne!(one_side.1, both.1, "per-flow table");
 }

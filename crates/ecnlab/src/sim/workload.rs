@@ -1,5 +1,6 @@
 //! Workload generators at run time: flows at given times, back-to-back connections, incast rounds, probes.
 
+use super::flows::Opening;
 use super::{item_rng, Sim};
 use crate::engine::Event;
 use crate::observe::LogHist;
@@ -129,6 +130,11 @@ impl WorkloadState {
         })
     }
 
+    /// Long-lived flows of it send without end (the others write when asked: incast).
+    pub fn is_bulk(&self) -> bool {
+        matches!(self, WorkloadState::Flows { .. })
+    }
+
     /// When the generator first acts.
     pub fn first_event(&self, w: &Workload) -> Option<Time> {
         match (self, w) {
@@ -148,7 +154,7 @@ impl WorkloadState {
 
 impl Sim {
     pub(super) fn workload_event(&mut self, idx: u32) {
-        let now = self.now;
+        let now = self.clock.now();
         let w = &mut self.workloads[idx as usize];
         match w {
             WorkloadState::Flows { starts, next, dst, size, stop, rate, .. } => {
@@ -166,7 +172,7 @@ impl Sim {
                 }
                 let following = starts.get(*next).map(|s| s.0);
                 for (src, class) in opened {
-                    let f = self.open_flow(idx, src, dst, class, size, rate, None, None);
+                    let f = self.open_flow(idx, Opening { rate, ..Opening::new(src, dst, class, size) });
                     if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
                         flows.push(f);
                     }
@@ -176,13 +182,13 @@ impl Sim {
                     (t, s) => t.or(s),
                 };
                 if let Some(t) = wake {
-                    self.schedule(t, Event::Workload { idx });
+                    self.clock.schedule(t, Event::Workload { idx });
                 }
             }
             WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {
                 if flows.is_empty() {
                     let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, s, d, c, Some(sz), None, None, None);
+                    let f = self.open_flow(idx, Opening::new(s, d, c, Some(sz)));
                     self.b2b_push(idx, f);
                 }
             }
@@ -198,7 +204,7 @@ impl Sim {
                 } else if inc.flows.is_empty() {
                     let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
                     for s in senders {
-                        let f = self.open_flow(idx, s, r, c, None, None, None, None);
+                        let f = self.open_flow(idx, Opening::new(s, r, c, None));
                         if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
                             inc.flows.push(f);
                         }
@@ -218,13 +224,20 @@ impl Sim {
                 let gap = p.next_gap();
                 let more = !p.done(now);
                 let idle = p.idle_connection((src, dst, class), &self.flows);
-                let f = self.open_flow(idx, src, dst, class, Some(size), None, rtt, idle.map(|(_, on)| on));
+                let f = self.open_flow(
+                    idx,
+                    Opening {
+                        rtt_target: rtt,
+                        on: idle.map(|(_, on)| on),
+                        ..Opening::new(src, dst, class, Some(size))
+                    },
+                );
                 if let WorkloadState::Poisson(p) = &mut self.workloads[idx as usize] {
                     p.flows.push(f);
                     p.carry((src, dst, class), idle.map(|(slot, _)| slot), f);
                 }
                 if more {
-                    self.schedule(now + gap, Event::Workload { idx });
+                    self.clock.schedule(now + gap, Event::Workload { idx });
                 }
             }
             WorkloadState::Query(q) => {
@@ -236,7 +249,7 @@ impl Sim {
                     let span = q.size_max - q.size_min + 1;
                     let (src, size) = (q.senders[i as usize % q.senders.len()], q.size_min + q.rng.below(span));
                     let (r, c) = (q.receiver, q.class);
-                    let f = self.open_flow(idx, src, r, c, Some(size), None, None, None);
+                    let f = self.open_flow(idx, Opening::new(src, r, c, Some(size)));
                     if let WorkloadState::Query(q) = &mut self.workloads[idx as usize] {
                         q.flows.push(f);
                     }
@@ -260,7 +273,7 @@ impl Sim {
                 *sent += 1;
                 let (host, next) = (*src, now + *interval);
                 self.send_from_host(host, p, &Sack::NONE);
-                self.schedule(next, Event::Workload { idx });
+                self.clock.schedule(next, Event::Workload { idx });
             }
         }
     }
@@ -275,18 +288,14 @@ impl Sim {
         let WorkloadState::Flows { flows, .. } = &self.workloads[idx as usize] else {
             return;
         };
-        for &f in flows.clone().iter() {
-            let s = &mut self.flows[f as usize].sender;
-            if !s.is_closed() {
-                s.stop();
-                self.flows[f as usize].app = None;
-            }
+        for &f in flows.iter() {
+            self.flows[f as usize].stop();
         }
     }
 
     /// The receiver sends every sender a one-packet request for its next block.
     fn incast_round(&mut self, idx: u32) {
-        let now = self.now;
+        let now = self.clock.now();
         let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
             return;
         };
@@ -295,7 +304,7 @@ impl Sim {
         inc.retries = 0;
         let wanted = inc.wanted();
         for f in inc.flows.clone() {
-            self.flows[f as usize].notify_at = wanted;
+            self.flows[f as usize].notify_at(wanted);
             self.send_request(idx, f, wanted);
         }
         self.arm_request_retry(idx);
@@ -314,7 +323,7 @@ impl Sim {
             class: inc.class,
             wire: 64,
             seq: wanted,
-            ts: self.now,
+            ts: self.clock.now(),
             ..Packet::default()
         };
         self.send_from_host(receiver, req, &Sack::NONE);
@@ -323,7 +332,7 @@ impl Sim {
     /// Requests travel outside any connection, so the receiver times them out itself, as a request/response
     /// application over TCP would have TCP do: after the initial RTO, doubling per resend up to the maximum.
     fn arm_request_retry(&mut self, idx: u32) {
-        let (rto, max, now) = (self.tcp.initial_rto, self.tcp.max_rto, self.now);
+        let (rto, max, now) = (self.flows.tcp().initial_rto, self.flows.tcp().max_rto, self.clock.now());
         if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
             inc.retry_at = now + Time(rto.0.saturating_mul(1u64 << inc.retries.min(32))).min(max);
             self.queue_retry_timer(idx);
@@ -339,7 +348,7 @@ impl Sim {
         if inc.timer_pending == Time::MAX {
             let at = inc.retry_at;
             inc.timer_pending = at;
-            self.schedule(at, Event::Workload { idx });
+            self.clock.schedule(at, Event::Workload { idx });
         }
     }
 
@@ -373,13 +382,13 @@ impl Sim {
     }
 
     pub(super) fn workload_delivered(&mut self, idx: u32, _flow: u32) {
-        let now = self.now;
+        let now = self.clock.now();
         match &mut self.workloads[idx as usize] {
             WorkloadState::BackToBack { src, dst, size, count, class, flows, .. }
                 if count.is_none_or(|c| (flows.len() as u32) < c) =>
             {
                 let (s, d, sz, c) = (*src, *dst, *size, *class);
-                let f = self.open_flow(idx, s, d, c, Some(sz), None, None, None);
+                let f = self.open_flow(idx, Opening::new(s, d, c, Some(sz)));
                 self.b2b_push(idx, f);
             }
             WorkloadState::Incast(inc) => {
@@ -409,8 +418,8 @@ impl Sim {
     }
 
     pub(super) fn probe_reply(&mut self, p: Packet) {
-        let now = self.now;
-        let warm = now >= self.warmup;
+        let now = self.clock.now();
+        let warm = now >= self.observer.warmup();
         if let Some(WorkloadState::Probe { rtt, .. }) = self.workloads.get_mut(p.flow as usize) {
             if warm {
                 rtt.add((now - p.ts).0, 1);
