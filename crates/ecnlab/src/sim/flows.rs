@@ -111,6 +111,9 @@ pub(super) struct Opening {
     pub size: Option<u64>,
     /// The application writes at this rate (one segment at a time) rather than all at once.
     pub rate: Option<Rate>,
+    /// Without a size or a rate: the application writes without end (a long-lived flow), rather than when
+    /// asked (incast).
+    pub bulk: bool,
     /// The flow's end-to-end base RTT under RTT variation: its sender delays its packets by the difference to
     /// the fabric's base RTT (DESIGN "RTT variation").
     pub rtt_target: Option<Time>,
@@ -121,7 +124,7 @@ pub(super) struct Opening {
 
 impl Opening {
     pub(super) fn new(src: u32, dst: u32, class: u8, size: Option<u64>) -> Opening {
-        Opening { src, dst, class, size, rate: None, rtt_target: None, on: None }
+        Opening { src, dst, class, size, rate: None, bulk: false, rtt_target: None, on: None }
     }
 }
 
@@ -141,7 +144,7 @@ impl Sim {
                 sender.write(s);
                 sender.close();
             }
-            (None, None) if self.workloads[workload as usize].is_bulk() => sender.write(u64::MAX / 4),
+            (None, None) if o.bulk => sender.write(u64::MAX / 4),
             (None, None) => {} // written on request (incast)
         }
         let tcp = &self.flows.tcp;
@@ -209,7 +212,7 @@ impl Sim {
             f.receiver.flush(now);
         }
         let w = f.workload;
-        self.workload_delivered(w, flow);
+        self.workload_delivered(w);
     }
 
     /// The sender took an ACK (or a SYN-ACK, NACK, CNP).

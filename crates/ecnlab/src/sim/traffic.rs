@@ -172,12 +172,12 @@ impl Poisson {
 
     /// With persistent connections: `pair`'s longest-open connection whose flow has everything acknowledged
     /// (as the ns-2 scripts scan a pair's connections in order), if any, as (position in the pool, that flow).
-    pub fn idle_connection(&self, pair: (u32, u32, u8), flows: &[super::Flow]) -> Option<(usize, u32)> {
+    pub fn idle_connection(&self, pair: (u32, u32, u8), is_idle: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
         if !self.persistent {
             return None;
         }
         let pool = self.pools.get(&pair)?;
-        let slot = pool.iter().position(|&f| flows[f as usize].sender.is_idle())?;
+        let slot = pool.iter().position(|&f| is_idle(f))?;
         Some((slot, pool[slot]))
     }
 

@@ -1,4 +1,5 @@
-//! Workload generators at run time: flows at given times, back-to-back connections, incast rounds, probes.
+//! Workload generators at run time, sans-IO (they act through a `Driver`): flows at given times,
+//! back-to-back connections, incast rounds, Poisson arrivals, queries, probes.
 
 use super::flows::Opening;
 use super::{item_rng, Sim};
@@ -6,6 +7,7 @@ use crate::engine::Event;
 use crate::observe::LogHist;
 use crate::packet::{Ecn, Kind, Packet, Sack};
 use crate::scenario::Workload;
+use crate::transport::TcpConfig;
 use crate::units::{Bytes, Time};
 
 pub enum WorkloadState {
@@ -130,11 +132,6 @@ impl WorkloadState {
         })
     }
 
-    /// Long-lived flows of it send without end (the others write when asked: incast).
-    pub fn is_bulk(&self) -> bool {
-        matches!(self, WorkloadState::Flows { .. })
-    }
-
     /// When the generator first acts.
     pub fn first_event(&self, w: &Workload) -> Option<Time> {
         match (self, w) {
@@ -152,44 +149,67 @@ impl WorkloadState {
     }
 }
 
-impl Sim {
-    pub(super) fn workload_event(&mut self, idx: u32) {
-        let now = self.clock.now();
-        let w = &mut self.workloads[idx as usize];
-        match w {
-            WorkloadState::Flows { starts, next, dst, size, stop, rate, .. } => {
+/// The simulation as a workload sees it, and the only way a generator acts on a run: a generator holds no
+/// reference to the `Sim` and reads no clock of its own, so anything implementing this drives it (the `Sim`
+/// through `Sim::workload_event`, or a test's stand-in).
+pub(super) trait Driver {
+    fn now(&self) -> Time;
+    /// Which workload this is (a probe names its workload in its packets, for the reply to find it).
+    fn workload(&self) -> u32;
+    /// Opens a flow for the workload (`Sim::open_flow`); its id.
+    fn open(&mut self, o: Opening) -> u32;
+    /// A host sends a packet outside any flow: a probe, an incast request.
+    fn send(&mut self, host: u32, pkt: Packet);
+    /// The workload's next `Event::Workload`.
+    fn wake_at(&mut self, at: Time);
+    /// A flow's sender, as its application sees it.
+    fn written(&self, flow: u32) -> u64;
+    /// The flow's connection has everything acknowledged and nothing to send (a persistent connection free
+    /// for the next flow).
+    fn is_idle(&self, flow: u32) -> bool;
+    /// The host that sends the flow's data.
+    fn source(&self, flow: u32) -> u32;
+    /// The application closes the flow once what it wrote is sent (`Sender::close`).
+    fn close(&mut self, flow: u32);
+    /// The application stops writing a long-lived flow (`Flow::stop`).
+    fn stop(&mut self, flow: u32);
+    /// The workload wants `delivered` when the flow's receiver has this many bytes.
+    fn notify_at(&mut self, flow: u32, bytes: u64);
+    /// The transport's configuration (incast requests time out as its RTO would).
+    fn tcp(&self) -> &TcpConfig;
+}
+
+impl WorkloadState {
+    /// The workload's own event: a flow starts, a round begins, a probe leaves, a request times out.
+    pub(super) fn act(&mut self, d: &mut impl Driver) {
+        let now = d.now();
+        match self {
+            WorkloadState::Flows { starts, next, dst, size, stop, rate, flows } => {
                 if stop.is_some_and(|s| now >= s) {
                     // The stop: long-lived flows write no more, and flows not yet started never start.
                     *next = starts.len();
-                    self.stop_flows(idx);
+                    for &f in flows.iter() {
+                        d.stop(f);
+                    }
                     return;
                 }
-                let (dst, size, rate, stop) = (*dst, *size, *rate, *stop);
-                let mut opened = vec![];
                 while *next < starts.len() && starts[*next].0 <= now {
-                    opened.push((starts[*next].1, starts[*next].2));
+                    let (_, src, class) = starts[*next];
                     *next += 1;
+                    flows.push(d.open(Opening { rate: *rate, bulk: true, ..Opening::new(src, *dst, class, *size) }));
                 }
                 let following = starts.get(*next).map(|s| s.0);
-                for (src, class) in opened {
-                    let f = self.open_flow(idx, Opening { rate, ..Opening::new(src, dst, class, size) });
-                    if let WorkloadState::Flows { flows, .. } = &mut self.workloads[idx as usize] {
-                        flows.push(f);
-                    }
-                }
-                let wake = match (following, stop) {
+                let wake = match (following, *stop) {
                     (Some(t), Some(s)) => Some(t.min(s)),
                     (t, s) => t.or(s),
                 };
                 if let Some(t) = wake {
-                    self.clock.schedule(t, Event::Workload { idx });
+                    d.wake_at(t);
                 }
             }
             WorkloadState::BackToBack { src, dst, size, class, flows, .. } => {
                 if flows.is_empty() {
-                    let (s, d, sz, c) = (*src, *dst, *size, *class);
-                    let f = self.open_flow(idx, Opening::new(s, d, c, Some(sz)));
-                    self.b2b_push(idx, f);
+                    flows.push(d.open(Opening::new(*src, *dst, *class, Some(*size))));
                 }
             }
             WorkloadState::Incast(inc) => {
@@ -197,19 +217,16 @@ impl Sim {
                     // The retry timer; after the last round it just lapses.
                     inc.timer_pending = Time::MAX;
                     if inc.round < inc.rounds && now >= inc.retry_at {
-                        self.resend_requests(idx);
+                        inc.resend_requests(d);
                     } else if inc.round < inc.rounds {
-                        self.queue_retry_timer(idx);
+                        inc.queue_retry_timer(d);
                     }
                 } else if inc.flows.is_empty() {
-                    let (senders, r, c) = (inc.senders.clone(), inc.receiver, inc.class);
-                    for s in senders {
-                        let f = self.open_flow(idx, Opening::new(s, r, c, None));
-                        if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
-                            inc.flows.push(f);
-                        }
+                    for i in 0..inc.senders.len() {
+                        let f = d.open(Opening::new(inc.senders[i], inc.receiver, inc.class, None));
+                        inc.flows.push(f);
                     }
-                    self.incast_round(idx);
+                    inc.start_round(d);
                 }
             }
             WorkloadState::Poisson(p) => {
@@ -223,36 +240,23 @@ impl Sim {
                 p.last = now;
                 let gap = p.next_gap();
                 let more = !p.done(now);
-                let idle = p.idle_connection((src, dst, class), &self.flows);
-                let f = self.open_flow(
-                    idx,
-                    Opening {
-                        rtt_target: rtt,
-                        on: idle.map(|(_, on)| on),
-                        ..Opening::new(src, dst, class, Some(size))
-                    },
-                );
-                if let WorkloadState::Poisson(p) = &mut self.workloads[idx as usize] {
-                    p.flows.push(f);
-                    p.carry((src, dst, class), idle.map(|(slot, _)| slot), f);
-                }
+                let idle = p.idle_connection((src, dst, class), |f| d.is_idle(f));
+                let on = idle.map(|(_, on)| on);
+                let f = d.open(Opening { rtt_target: rtt, on, ..Opening::new(src, dst, class, Some(size)) });
+                p.flows.push(f);
+                p.carry((src, dst, class), idle.map(|(slot, _)| slot), f);
                 if more {
-                    self.clock.schedule(now + gap, Event::Workload { idx });
+                    d.wake_at(now + gap);
                 }
             }
             WorkloadState::Query(q) => {
                 // Flow by flow, without a list of all `count` of them first: the workload's draws come in the
                 // same order, and the only memory that grows is the flows' own (which validation bounded).
-                let count = q.count;
-                for i in 0..count {
-                    let WorkloadState::Query(q) = &mut self.workloads[idx as usize] else { return };
+                for i in 0..q.count {
                     let span = q.size_max - q.size_min + 1;
                     let (src, size) = (q.senders[i as usize % q.senders.len()], q.size_min + q.rng.below(span));
-                    let (r, c) = (q.receiver, q.class);
-                    let f = self.open_flow(idx, Opening::new(src, r, c, Some(size)));
-                    if let WorkloadState::Query(q) = &mut self.workloads[idx as usize] {
-                        q.flows.push(f);
-                    }
+                    let f = d.open(Opening::new(src, q.receiver, q.class, Some(size)));
+                    q.flows.push(f);
                 }
             }
             WorkloadState::Probe { src, dst, interval, stop, class, size, ect, sent, .. } => {
@@ -260,7 +264,7 @@ impl Sim {
                     return;
                 }
                 let p = Packet {
-                    flow: idx,
+                    flow: d.workload(),
                     dst: *dst,
                     kind: Kind::ProbeRequest,
                     ecn: if *ect { Ecn::Ect } else { Ecn::NotEct },
@@ -271,105 +275,182 @@ impl Sim {
                     ..Packet::default()
                 };
                 *sent += 1;
-                let (host, next) = (*src, now + *interval);
-                self.send_from_host(host, p, &Sack::NONE);
-                self.clock.schedule(next, Event::Workload { idx });
+                d.send(*src, p);
+                d.wake_at(now + *interval);
             }
         }
     }
 
-    fn b2b_push(&mut self, idx: u32, f: u32) {
-        if let WorkloadState::BackToBack { flows, .. } = &mut self.workloads[idx as usize] {
-            flows.push(f);
+    /// A flow of the workload reached the byte it was waiting for (`Flow::notify_at`): completed, or its
+    /// incast block arrived.
+    pub(super) fn delivered(&mut self, d: &mut impl Driver) {
+        let now = d.now();
+        match self {
+            WorkloadState::BackToBack { src, dst, size, count, class, flows }
+                if count.is_none_or(|c| (flows.len() as u32) < c) =>
+            {
+                flows.push(d.open(Opening::new(*src, *dst, *class, Some(*size))));
+            }
+            WorkloadState::Incast(inc) => {
+                inc.done_in_round += 1;
+                if inc.done_in_round as usize == inc.flows.len() {
+                    inc.round_times.push(now - inc.round_start);
+                    inc.round += 1;
+                    if inc.round < inc.rounds {
+                        inc.start_round(d);
+                    } else {
+                        for &f in &inc.flows {
+                            d.close(f);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
-    fn stop_flows(&mut self, idx: u32) {
-        let WorkloadState::Flows { flows, .. } = &self.workloads[idx as usize] else {
-            return;
-        };
-        for &f in flows.iter() {
-            self.flows[f as usize].stop();
+    /// The host a probe workload sends its requests from.
+    pub(super) fn probe_origin(&self) -> Option<u32> {
+        match self {
+            WorkloadState::Probe { src, .. } => Some(*src),
+            _ => None,
         }
     }
 
+    /// A probe's reply came back: its round trip, counted after warm-up.
+    pub(super) fn probe_reply(&mut self, p: &Packet, now: Time, warm: bool) {
+        if let WorkloadState::Probe { rtt, .. } = self {
+            if warm {
+                rtt.add((now - p.ts).0, 1);
+            }
+        }
+    }
+}
+
+impl Incast {
     /// The receiver sends every sender a one-packet request for its next block.
-    fn incast_round(&mut self, idx: u32) {
-        let now = self.clock.now();
-        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
-            return;
-        };
-        inc.done_in_round = 0;
-        inc.round_start = now;
-        inc.retries = 0;
-        let wanted = inc.wanted();
-        for f in inc.flows.clone() {
-            self.flows[f as usize].notify_at(wanted);
-            self.send_request(idx, f, wanted);
+    fn start_round(&mut self, d: &mut impl Driver) {
+        self.done_in_round = 0;
+        self.round_start = d.now();
+        self.retries = 0;
+        let wanted = self.wanted();
+        for i in 0..self.flows.len() {
+            let f = self.flows[i];
+            d.notify_at(f, wanted);
+            self.send_request(d, f, wanted);
         }
-        self.arm_request_retry(idx);
+        self.arm_request_retry(d);
     }
 
     /// One request: "send me your stream up to byte `wanted`" (carried in `seq`, so a duplicate is harmless).
-    fn send_request(&mut self, idx: u32, flow: u32, wanted: u64) {
-        let WorkloadState::Incast(inc) = &self.workloads[idx as usize] else {
-            return;
-        };
-        let receiver = inc.receiver;
+    fn send_request(&self, d: &mut impl Driver, flow: u32, wanted: u64) {
         let req = Packet {
             flow,
-            dst: self.flows[flow as usize].addr.src,
+            dst: d.source(flow),
             kind: Kind::Request,
-            class: inc.class,
+            class: self.class,
             wire: 64,
             seq: wanted,
-            ts: self.clock.now(),
+            ts: d.now(),
             ..Packet::default()
         };
-        self.send_from_host(receiver, req, &Sack::NONE);
+        d.send(self.receiver, req);
     }
 
     /// Requests travel outside any connection, so the receiver times them out itself, as a request/response
     /// application over TCP would have TCP do: after the initial RTO, doubling per resend up to the maximum.
-    fn arm_request_retry(&mut self, idx: u32) {
-        let (rto, max, now) = (self.flows.tcp().initial_rto, self.flows.tcp().max_rto, self.clock.now());
-        if let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] {
-            inc.retry_at = now + Time(rto.0.saturating_mul(1u64 << inc.retries.min(32))).min(max);
-            self.queue_retry_timer(idx);
-        }
+    fn arm_request_retry(&mut self, d: &mut impl Driver) {
+        let (rto, max) = (d.tcp().initial_rto, d.tcp().max_rto);
+        self.retry_at = d.now() + Time(rto.0.saturating_mul(1u64 << self.retries.min(32))).min(max);
+        self.queue_retry_timer(d);
     }
 
     /// Schedules the retry event for `retry_at` unless one is already queued: that one fires no later, and
     /// re-queues itself if `retry_at` has moved since (one event per workload, not one per round).
-    fn queue_retry_timer(&mut self, idx: u32) {
-        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
-            return;
-        };
-        if inc.timer_pending == Time::MAX {
-            let at = inc.retry_at;
-            inc.timer_pending = at;
-            self.clock.schedule(at, Event::Workload { idx });
+    fn queue_retry_timer(&mut self, d: &mut impl Driver) {
+        if self.timer_pending == Time::MAX {
+            self.timer_pending = self.retry_at;
+            d.wake_at(self.retry_at);
         }
     }
 
     /// The round's retry timer fired: request again from every sender whose application has not yet written
     /// the round's block (its request was lost).
-    fn resend_requests(&mut self, idx: u32) {
-        let WorkloadState::Incast(inc) = &mut self.workloads[idx as usize] else {
-            return;
-        };
-        let wanted = inc.wanted();
-        let lost: Vec<u32> =
-            inc.flows.iter().copied().filter(|&f| self.flows[f as usize].sender.written() < wanted).collect();
+    fn resend_requests(&mut self, d: &mut impl Driver) {
+        let wanted = self.wanted();
+        let lost: Vec<u32> = self.flows.iter().copied().filter(|&f| d.written(f) < wanted).collect();
         if lost.is_empty() {
             return;
         }
-        inc.retries += 1;
-        inc.requests_resent += lost.len() as u64;
+        self.retries += 1;
+        self.requests_resent += lost.len() as u64;
         for f in lost {
-            self.send_request(idx, f, wanted);
+            self.send_request(d, f, wanted);
         }
-        self.arm_request_retry(idx);
+        self.arm_request_retry(d);
+    }
+}
+
+/// `Driver` for the workload `idx` of a `Sim`.
+struct Drive<'a> {
+    sim: &'a mut Sim,
+    idx: u32,
+}
+
+impl Driver for Drive<'_> {
+    fn now(&self) -> Time {
+        self.sim.clock.now()
+    }
+    fn workload(&self) -> u32 {
+        self.idx
+    }
+    fn open(&mut self, o: Opening) -> u32 {
+        self.sim.open_flow(self.idx, o)
+    }
+    fn send(&mut self, host: u32, pkt: Packet) {
+        self.sim.send_from_host(host, pkt, &Sack::NONE);
+    }
+    fn wake_at(&mut self, at: Time) {
+        self.sim.clock.schedule(at, Event::Workload { idx: self.idx });
+    }
+    fn written(&self, flow: u32) -> u64 {
+        self.sim.flows[flow as usize].sender.written()
+    }
+    fn is_idle(&self, flow: u32) -> bool {
+        self.sim.flows[flow as usize].sender.is_idle()
+    }
+    fn source(&self, flow: u32) -> u32 {
+        self.sim.flows[flow as usize].addr.src
+    }
+    fn close(&mut self, flow: u32) {
+        self.sim.flows[flow as usize].sender.close();
+    }
+    fn stop(&mut self, flow: u32) {
+        self.sim.flows[flow as usize].stop();
+    }
+    fn notify_at(&mut self, flow: u32, bytes: u64) {
+        self.sim.flows[flow as usize].notify_at(bytes);
+    }
+    fn tcp(&self) -> &TcpConfig {
+        self.sim.flows.tcp()
+    }
+}
+
+impl Sim {
+    /// Lends workload `idx` the simulation to act on. The workloads are out of `self` meanwhile; nothing a
+    /// workload's action sets off reads them (a packet it sends reaches its far end in a later event).
+    fn drive(&mut self, idx: u32, action: impl FnOnce(&mut WorkloadState, &mut Drive)) {
+        let mut workloads = std::mem::take(&mut self.workloads);
+        action(&mut workloads[idx as usize], &mut Drive { sim: self, idx });
+        self.workloads = workloads;
+    }
+
+    pub(super) fn workload_event(&mut self, idx: u32) {
+        self.drive(idx, |w, d| w.act(d));
+    }
+
+    pub(super) fn workload_delivered(&mut self, idx: u32) {
+        self.drive(idx, |w, d| w.delivered(d));
     }
 
     /// A request reached an incast sender: its application writes up to the requested byte (once: a resent
@@ -381,49 +462,164 @@ impl Sim {
         }
     }
 
-    pub(super) fn workload_delivered(&mut self, idx: u32, _flow: u32) {
-        let now = self.clock.now();
-        match &mut self.workloads[idx as usize] {
-            WorkloadState::BackToBack { src, dst, size, count, class, flows, .. }
-                if count.is_none_or(|c| (flows.len() as u32) < c) =>
-            {
-                let (s, d, sz, c) = (*src, *dst, *size, *class);
-                let f = self.open_flow(idx, Opening::new(s, d, c, Some(sz)));
-                self.b2b_push(idx, f);
-            }
-            WorkloadState::Incast(inc) => {
-                inc.done_in_round += 1;
-                if inc.done_in_round as usize == inc.flows.len() {
-                    inc.round_times.push(now - inc.round_start);
-                    inc.round += 1;
-                    if inc.round < inc.rounds {
-                        self.incast_round(idx);
-                    } else {
-                        for f in inc.flows.clone() {
-                            self.flows[f as usize].sender.close();
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// The host a probe workload sends its requests from.
     pub(super) fn probe_origin(&self, workload: u32) -> Option<u32> {
-        match self.workloads.get(workload as usize) {
-            Some(WorkloadState::Probe { src, .. }) => Some(*src),
-            _ => None,
-        }
+        self.workloads.get(workload as usize)?.probe_origin()
     }
 
     pub(super) fn probe_reply(&mut self, p: Packet) {
-        let now = self.clock.now();
-        let warm = now >= self.observer.warmup();
-        if let Some(WorkloadState::Probe { rtt, .. }) = self.workloads.get_mut(p.flow as usize) {
-            if warm {
-                rtt.add((now - p.ts).0, 1);
-            }
+        let (now, warmup) = (self.clock.now(), self.observer.warmup());
+        if let Some(w) = self.workloads.get_mut(p.flow as usize) {
+            w.probe_reply(&p, now, now >= warmup);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{HostSet, Topology};
+    use crate::units::Rate;
+    use std::collections::BTreeMap;
+
+    /// A stand-in for the simulation: a clock set by hand, and a record of everything the generator asks.
+    #[derive(Default)]
+    struct Script {
+        now: Time,
+        tcp: TcpConfig,
+        opened: Vec<Opening>,
+        sent: Vec<(u32, Packet)>,
+        wakes: Vec<Time>,
+        written: BTreeMap<u32, u64>,
+        notify: BTreeMap<u32, u64>,
+        closed: Vec<u32>,
+    }
+
+    impl Driver for Script {
+        fn now(&self) -> Time {
+            self.now
+        }
+        fn workload(&self) -> u32 {
+            0
+        }
+        fn tcp(&self) -> &TcpConfig {
+            &self.tcp
+        }
+        fn open(&mut self, o: Opening) -> u32 {
+            self.opened.push(o);
+            self.opened.len() as u32 - 1
+        }
+        fn send(&mut self, host: u32, pkt: Packet) {
+            self.sent.push((host, pkt));
+        }
+        fn wake_at(&mut self, at: Time) {
+            self.wakes.push(at);
+        }
+        fn written(&self, flow: u32) -> u64 {
+            self.written.get(&flow).copied().unwrap_or(0)
+        }
+        fn is_idle(&self, _: u32) -> bool {
+            false
+        }
+        fn source(&self, flow: u32) -> u32 {
+            self.opened[flow as usize].src
+        }
+        fn close(&mut self, flow: u32) {
+            self.closed.push(flow);
+        }
+        fn stop(&mut self, _: u32) {}
+        fn notify_at(&mut self, flow: u32, bytes: u64) {
+            self.notify.insert(flow, bytes);
+        }
+    }
+
+    fn star(hosts: u32) -> crate::net::Network {
+        let t = Topology::Star { hosts, rate: Rate::gbps(1), delay: Time::from_us(5), host_links: vec![] };
+        let (sw, links) = t.links();
+        crate::net::Network::build(hosts as usize, sw as usize, &links, Bytes(1500)).unwrap()
+    }
+
+    /// An incast workload as ECN* §5.1 runs it: the receiver asks every sender for one block per round over
+    /// kept connections; a round ends when every block has arrived; a request no sender acted on is sent again
+    /// after the initial RTO; after the last round the connections close.
+    #[test]
+    fn incast_rounds_request_one_block_per_sender_and_resend_only_lost_requests() {
+        let block = 64 * 1024;
+        let w = Workload::Incast {
+            senders: HostSet(vec![1, 2, 3]),
+            receiver: 0,
+            block: Bytes(block),
+            rounds: 2,
+            start: Time::from_us(10),
+            class: 2,
+        };
+        let mut g = WorkloadState::new(1, 0, &w, &star(4)).unwrap();
+        assert_eq!(g.first_event(&w), Some(Time::from_us(10)));
+        let mut d = Script { now: Time::from_us(10), ..Default::default() };
+        g.act(&mut d);
+        // One connection per sender toward the receiver, written only when asked.
+        let pairs: Vec<_> = d.opened.iter().map(|o| (o.src, o.dst, o.class, o.size, o.bulk)).collect();
+        assert_eq!(pairs, [1, 2, 3].map(|s| (s, 0, 2, None, false)));
+        // The first round: one request per sender for the stream up to the first block, from the receiver.
+        let asked: Vec<_> = d.sent.iter().map(|(h, p)| (*h, p.dst, p.kind, p.seq)).collect();
+        assert_eq!(asked, [1, 2, 3].map(|s| (0, s, Kind::Request, block)));
+        assert!(d.notify.values().all(|&b| b == block));
+        assert_eq!(d.wakes, [Time::from_us(10) + d.tcp.initial_rto]);
+
+        // Every block arrives by 1 ms: the second round asks for the next block.
+        d.now = Time::from_ms(1);
+        d.sent.clear();
+        for f in 0..3 {
+            d.written.insert(f, block);
+            g.delivered(&mut d);
+        }
+        let asked: Vec<_> = d.sent.iter().map(|(_, p)| (p.dst, p.seq)).collect();
+        assert_eq!(asked, [1, 2, 3].map(|s| (s, 2 * block)));
+        let WorkloadState::Incast(inc) = &g else { unreachable!() };
+        assert_eq!(inc.round_times, [Time::from_ms(1) - Time::from_us(10)]);
+
+        // The retry timer fires with two senders' applications already writing the second block: only the
+        // third sender's request is sent again.
+        d.now = Time::from_us(10) + d.tcp.initial_rto;
+        d.sent.clear();
+        d.written.insert(0, 2 * block);
+        d.written.insert(1, 2 * block);
+        g.act(&mut d); // the pending timer, early for the moved deadline: re-armed only
+        assert!(d.sent.is_empty());
+        d.now = Time::from_ms(1) + d.tcp.initial_rto;
+        g.act(&mut d);
+        let resent: Vec<_> = d.sent.iter().map(|(_, p)| (p.dst, p.seq)).collect();
+        assert_eq!(resent, [(3, 2 * block)]);
+
+        // The last round completes: every connection closes.
+        for _ in 0..3 {
+            g.delivered(&mut d);
+        }
+        assert_eq!(d.closed, [0, 1, 2]);
+    }
+
+    /// Long-lived flows start at their times, each bulk (written without end), and the stop ends the
+    /// workload: no flow starts after it.
+    #[test]
+    fn flows_start_at_their_times_and_none_after_the_stop() {
+        let flows = |stop| Workload::Flows {
+            src: HostSet(vec![1, 2, 3]),
+            dst: 0,
+            size: None,
+            start: Time::from_ms(1),
+            jitter: Time::ZERO,
+            stop: Some(stop),
+            class: 0,
+            classes: None,
+            rate: None,
+        };
+        let mut g = WorkloadState::new(1, 0, &flows(Time::from_ms(1)), &star(4)).unwrap();
+        let mut d = Script { now: Time::from_ms(1), ..Default::default() };
+        g.act(&mut d);
+        assert!(d.opened.is_empty(), "the stop at the start instant comes first");
+        let mut g = WorkloadState::new(1, 0, &flows(Time::from_ms(5)), &star(4)).unwrap();
+        g.act(&mut d);
+        assert_eq!(d.opened.iter().map(|o| (o.src, o.bulk)).collect::<Vec<_>>(), [(1, true), (2, true), (3, true)]);
+        assert_eq!(d.wakes, [Time::from_ms(5)]);
     }
 }
