@@ -4,8 +4,8 @@
 //!
 //! ```text
 //!  scenario::Scenario ──(validate, build)──▶ sim::Sim ──(run)──▶ sim::RunReport ──▶ run directory
-//!        TOML + --set                          │                                   summary.json, fct.csv,
-//!                                              │                                   series/*.csv, trace.csv
+//!        TOML + --set                          │  parts: Clock, Fabric, Hosts,     summary.json, fct.csv,
+//!                                              │  Flows, workloads, Observer       series/*.csv, trace.csv
 //!   engine::EventQueue  (time, phase, seq) ────┤
 //!   net::Network        hosts, switches, one egress port per link direction, BFS routes by switch + ECMP; net::pfc
 //!   port::Port          THE mechanism: buffer admission, per-class FIFOs, occupancy, counters; a sans-IO
@@ -20,7 +20,8 @@
 //!   transport::{Sender, Receiver}   sans-IO endpoints: TCP (congestion control in transport::cc, PIAS
 //!                       tagging in transport::pias, its thresholds derived by transport::pias::derive when the
 //!                       scenario is loaded) or RoCE with DCQCN (transport::dcqcn)
-//!   sim::workload       flows, back-to-back connections, incast rounds, probes
+//!   sim::workload       sans-IO generators (through a Driver): flows, back-to-back connections, incast
+//!                       rounds, Poisson arrivals, queries, probes
 //!   observe             histograms, series, trace records
 //!   experiment          experiment definitions (grids + checks), the runner, result tables
 //! ```
@@ -28,7 +29,7 @@
 //! A packet's life: a transport emits it → the host's NIC port → link (a line of arrival events) → switch routes
 //! it → egress port enqueue (marker may mark/drop) → scheduler picks it → dequeue (marker again) → link → host
 //! → transport.
-//! Everything is owned by one `Sim` in `Vec`s indexed by ids; events name components, never hold state.
+//! Everything is owned by one `Sim`'s parts in `Vec`s indexed by ids; events name components, never hold state.
 
 pub mod builtin;
 pub mod cancel;
