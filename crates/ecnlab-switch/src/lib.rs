@@ -23,6 +23,7 @@
 //! -> `Port::depart` at the end of the previous transmission -> CE written if the marker marked it -> link
 //! delay line -> send() on the egress p<j> -> (veth) -> the receiving host's stack.
 
+pub mod bench;
 pub mod dataplane;
 pub mod error;
 pub mod frame;

@@ -33,8 +33,8 @@ pub const PREFIX: &str = "ecnlab-";
 pub const NETNS_DIR: &str = "/run/netns";
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
-/// Paths of every namespace a live testbed of this process owns: what the signal handler's cleanup removes.
-static LIVE: Mutex<Vec<CString>> = Mutex::new(Vec::new());
+/// Every namespace a live testbed of this process owns: what the cleanup on a signal removes.
+static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// A named network namespace. Cheap to clone; it does not own the namespace (a `Testbed` does).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,7 +254,7 @@ impl Testbed {
     fn add_ns(&mut self, name: String) -> Result<Netns> {
         let ns = Netns { name };
         // Registered before it exists: a signal arriving between the two finds nothing to remove, not a leak.
-        LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(path_cstring(&ns.path()));
+        LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(ns.name.clone());
         self.created.push(ns.clone());
         ip(&["netns", "add", ns.name()])?;
         // No IPv6: nothing but the hosts' own traffic crosses the switch.
@@ -326,8 +326,7 @@ impl Drop for Testbed {
     fn drop(&mut self) {
         for ns in self.created.iter().rev() {
             remove_namespace(ns);
-            let path = path_cstring(&ns.path());
-            LIVE.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != path);
+            LIVE.lock().unwrap_or_else(|p| p.into_inner()).retain(|n| *n != ns.name);
         }
     }
 }
@@ -348,7 +347,7 @@ fn remove_namespace(ns: &Netns) {
     remove_mount(&path_cstring(&ns.path()));
 }
 
-/// `umount2(MNT_DETACH)` then `unlink`: two system calls, safe to make from a signal's cleanup.
+/// `umount2(MNT_DETACH)` then `unlink`, as `ip netns del` does.
 fn remove_mount(path: &CString) {
     // SAFETY: both calls take a valid NUL-terminated path; failures (already gone) are harmless.
     unsafe {
@@ -499,7 +498,7 @@ fn set_offloads(ns: &Netns, ifname: &str, segmentation: bool) -> Result<()> {
 }
 
 /// SIGINT and SIGTERM remove every live testbed's namespaces, then end the process as the signal would.
-/// The handler only writes a byte to a pipe; a watcher thread does the removal (system calls only) and
+/// The handler only writes a byte to a pipe (what a handler may do); a watcher thread does the removal and
 /// re-raises the signal with its default action.
 fn install_signal_cleanup() -> Result<()> {
     static ONCE: Once = Once::new();
@@ -521,8 +520,8 @@ fn install_signal_cleanup() -> Result<()> {
             if unsafe { libc::read(r, (&mut sig as *mut u8).cast(), 1) } != 1 {
                 continue;
             }
-            for p in LIVE.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                remove_mount(p);
+            for name in LIVE.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                remove_namespace(&Netns { name: name.clone() });
             }
             // SAFETY: restoring the default action and raising the signal ends the process as it would have.
             unsafe {

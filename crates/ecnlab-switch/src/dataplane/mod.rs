@@ -143,6 +143,8 @@ struct LinkState {
     port: Port,
     /// The wake-up the port asked for (the end of its transmission, a packet waiting).
     wake: Option<Time>,
+    /// When the port's latest transmission ends.
+    tx_end: Time,
     down: VecDeque<InFlight>,
     capture_in: Option<PcapWriter>,
     capture_out: Option<PcapWriter>,
@@ -338,6 +340,7 @@ impl Engine {
                 up: VecDeque::with_capacity(cfg.ring_frames),
                 port: l.port,
                 wake: None,
+                tx_end: Time::ZERO,
                 down: VecDeque::with_capacity(cfg.ring_frames),
                 capture_in: capture(Direction::Ingress)?,
                 capture_out: capture(Direction::Egress)?,
@@ -515,13 +518,13 @@ impl Engine {
         self.frames.offered[id.0 as usize] = t;
         let port = &mut self.links[e].port;
         match port.offer(t, id, 0, &mut self.pool, &mut self.fifos, self.shared.as_mut()) {
-            Admit::Sent(d) => self.departed(e, t, d, false),
+            Admit::Sent(d) => self.departed(e, t, d),
             Admit::Queued { wake: Some(w), .. } => self.links[e].wake = Some(w),
             Admit::Queued { wake: None, .. } => {
                 if port.is_free(t) {
                     let d = port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped);
                     if let Some(d) = d {
-                        self.departed(e, t, d, false);
+                        self.departed(e, t, d);
                     }
                 }
             }
@@ -537,7 +540,7 @@ impl Engine {
         l.wake = None;
         l.port.wake(t);
         if let Some(d) = l.port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped) {
-            self.departed(e, t, d, true);
+            self.departed(e, t, d);
         }
         self.free_dropped();
     }
@@ -548,9 +551,13 @@ impl Engine {
         }
     }
 
-    fn departed(&mut self, e: usize, t: Time, d: Departure, back_to_back: bool) {
+    fn departed(&mut self, e: usize, t: Time, d: Departure) {
         let l = &mut self.links[e];
         l.wake = d.wake;
+        // Back to back: it starts the instant the one before ended (a wake-up's departure, or an arrival
+        // that found the transmitter just free).
+        let back_to_back = t == l.tx_end;
+        l.tx_end = t + l.port.tx_time(d.wire);
         l.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
         l.down.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
     }

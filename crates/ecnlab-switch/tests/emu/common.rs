@@ -33,13 +33,23 @@ pub fn star(hosts: u32, switch: &str) -> ecnlab::Scenario {
 
 /// The testbed and the switch of a star scenario, every host with `sysctls`; the switch on the last core.
 pub fn emulate(sc: &ecnlab::Scenario, sysctls: &[(&str, &str)]) -> Result<(Testbed, Switch)> {
+    emulate_with(sc, sysctls, vec![])
+}
+
+/// As `emulate`, with captures.
+pub fn emulate_with(
+    sc: &ecnlab::Scenario,
+    sysctls: &[(&str, &str)],
+    captures: Vec<ecnlab_switch::dataplane::Capture>,
+) -> Result<(Testbed, Switch)> {
     let spec = TestbedSpec {
         hosts: sc.topology.host_count() as usize,
         host_sysctls: sysctls.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         ..TestbedSpec::default()
     };
     let tb = Testbed::new(&spec)?;
-    let cfg = SwitchConfig::from_scenario(sc, &tb)?;
+    let mut cfg = SwitchConfig::from_scenario(sc, &tb)?;
+    cfg.captures = captures;
     let sw = Switch::start(tb.switch(), cfg)?;
     Ok((tb, sw))
 }
