@@ -1,0 +1,185 @@
+//! What the switch is built from: its links and their egress ports, built as the simulator builds them.
+
+use crate::error::{Error, Result};
+use crate::netns::Testbed;
+use ecnlab::engine::{rng::key, Rng};
+use ecnlab::mark::Build;
+use ecnlab::port::{Port, PortConfig, SharedBuffer};
+use ecnlab::scenario::{PortSettings, Topology};
+use ecnlab::units::{Bytes, Rate, Time};
+use ecnlab::Scenario;
+use std::path::PathBuf;
+
+/// One link between a host and the switch.
+pub struct Link {
+    /// The switch's veth for this link (in the switch's namespace).
+    pub ifname: String,
+    /// The MAC of the host at its far end: frames addressed to it leave by this link.
+    pub host_mac: [u8; 6],
+    /// Host → switch: the host's NIC (`Port::nic`) at the link's rate, and its propagation delay.
+    pub up_rate: Rate,
+    pub up_delay: Time,
+    /// Switch → host: ecnlab's egress port (its rate and propagation delay are its configuration's).
+    pub port: Port,
+}
+
+/// Real-time priority with a duty cycle (`SwitchConfig::fifo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    /// SCHED_FIFO priority, 1 to 99.
+    pub priority: i32,
+    /// How long the thread polls before it sleeps, and how long it sleeps.
+    pub run: Time,
+    pub rest: Time,
+}
+
+/// Which frames of a port a capture records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// As they arrive from the host (kernel receive timestamps).
+    Ingress,
+    /// As the switch sends them to the host (CE as written), stamped when sent.
+    Egress,
+}
+
+/// A pcap file of one link's frames.
+#[derive(Clone, Debug)]
+pub struct Capture {
+    pub link: usize,
+    pub direction: Direction,
+    pub path: PathBuf,
+}
+
+/// The switch: its links (one egress port each), the forwarding thread's placement, captures.
+pub struct SwitchConfig {
+    pub links: Vec<Link>,
+    /// The switch's shared buffer pool, if its ports draw from one (`switch.pool`).
+    pub shared: Option<SharedBuffer>,
+    /// IP MTU of the links, bytes.
+    pub mtu: u32,
+    /// The core the forwarding thread is pinned to (`None`: not pinned).
+    pub core: Option<usize>,
+    /// The forwarding thread's nice value (`None`: the caller's). Measured on a loaded 2-core VM: at −20
+    /// the thread starves its core's ksoftirqd, which then runs the softirqs its own sends raise only once
+    /// per 4 ms tick (a 2 MB transfer took 2-3 s instead of 0.18 s); at −5 and −10 its pauses became whole
+    /// 4 ms ticks; so the default leaves it.
+    pub nice: Option<i32>,
+    /// Run the thread in real-time priority (`SCHED_FIFO`) with a duty cycle, or `None`: an ordinary
+    /// thread. On a machine whose other work runs at the same priority the fair scheduler takes the core
+    /// away for milliseconds at a time (measured on a loaded 2-core VM: hundreds of 2-20 ms pauses per
+    /// second, halving a 100 Mb/s link's goodput); in FIFO priority the thread is never preempted by them,
+    /// and it gives the core back itself for `rest` after every `run`, in which its core's other tasks
+    /// (the kernel's softirq thread among them) run. `rest / (run + rest)` must stay above the kernel's
+    /// real-time throttling share (1 − sched_rt_runtime_us / sched_rt_period_us, 5 % by default), or the
+    /// kernel itself stops the thread for the rest of each second.
+    pub fifo: Option<Fifo>,
+    /// Lock the process's memory (mlockall) so the forwarding thread never waits on a page fault.
+    pub lock_memory: bool,
+    /// Receive ring slots per link.
+    pub ring_frames: usize,
+    /// How far behind the wall clock the virtual clock runs: a frame stamped up to `lag` before the thread
+    /// looks is still offered in its own order (the kernel copies a frame into the ring a few microseconds
+    /// after stamping it). It delays nothing that leaves after a propagation delay longer than `lag`.
+    pub lag: Time,
+    /// The most a host's NIC may hold (bytes not yet on its link); a frame beyond it is dropped and counted
+    /// (`uplink_overflow`). A real NIC pushes back on its host instead; a veth cannot.
+    pub uplink_limit: Bytes,
+    /// DSCP → class (the port's queue: classes beyond its last queue share the last one).
+    pub class_of_dscp: [u8; 64],
+    pub captures: Vec<Capture>,
+}
+
+/// Class c is DSCP c: the convention the endpoints follow (a socket of class c sets IP_TOS = c << 2).
+pub fn identity_dscp() -> [u8; 64] {
+    std::array::from_fn(|d| d as u8)
+}
+
+impl SwitchConfig {
+    /// A switch with `links` and the defaults: pinned to the last core in FIFO priority (900 us run, 100 us rest), memory locked, 4096-slot rings,
+    /// 5 us of lag, 4 MB per host NIC, class = DSCP, no captures.
+    pub fn new(links: Vec<Link>, mtu: u32) -> SwitchConfig {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        SwitchConfig {
+            links,
+            shared: None,
+            mtu,
+            core: Some(cores - 1),
+            nice: None,
+            fifo: Some(Fifo { priority: 10, run: Time::from_us(900), rest: Time::from_us(100) }),
+            lock_memory: true,
+            ring_frames: 4096,
+            lag: Time::from_us(5),
+            uplink_limit: Bytes(4_000_000),
+            class_of_dscp: identity_dscp(),
+            captures: Vec::new(),
+        }
+    }
+
+    /// The switch of a star scenario on `testbed`: host h's link is the scenario's h-th host link, its egress
+    /// port `s0->h<h>` built from `[switch]` and `[[ports]]` exactly as the simulator builds it.
+    pub fn from_scenario(sc: &Scenario, testbed: &Testbed) -> Result<SwitchConfig> {
+        sc.validate()?;
+        if !matches!(sc.topology, Topology::Star { .. }) {
+            return Err(Error::config("topology.kind", "the emulated switch supports a star (one switch) only"));
+        }
+        let hosts = sc.topology.host_count() as usize;
+        if hosts != testbed.hosts().len() {
+            return Err(Error::config(
+                "topology.hosts",
+                format!("{hosts} hosts; the testbed has {}", testbed.hosts().len()),
+            ));
+        }
+        if sc.switch.pfc.is_some() {
+            return Err(Error::config("switch.pfc", "PFC is not emulated (veths carry no PAUSE frames)"));
+        }
+        let mtu = sc.mtu.0 as u32;
+        let (_, specs) = sc.topology.links();
+        let mut links = Vec::with_capacity(hosts);
+        for (h, host) in testbed.hosts().iter().enumerate() {
+            let spec = &specs[h];
+            let name = format!("s0->h{h}");
+            let settings = match sc.ports.iter().find(|o| o.port == name) {
+                Some(o) => sc.port_settings_with(o),
+                None => sc.switch.clone(),
+            };
+            let port = build_port(&settings, spec.rate_ba, spec.delay_ba, sc.mtu, &name, sc.seed, h)?;
+            #[rustfmt::skip]
+            links.push(Link { ifname: host.switch_port.clone(), host_mac: host.mac, up_rate: spec.rate_ab,
+                              up_delay: spec.delay_ab, port });
+        }
+        let mut cfg = SwitchConfig::new(links, mtu);
+        cfg.shared = sc.switch.pool.as_ref().map(|p| SharedBuffer::new(p.size.0, p.alpha.clone()));
+        Ok(cfg)
+    }
+}
+
+/// One egress port from its settings: the scheduler and marker from the scenario's tables by their own
+/// builders, as `ecnlab::sim` builds a switch port. Packets finding it idle pass straight through, and it
+/// asks for a wake-up at each transmission's end (its owner makes departures at those instants).
+pub fn build_port(
+    s: &PortSettings,
+    rate: Rate,
+    delay: Time,
+    mtu: Bytes,
+    name: &str,
+    seed: u64,
+    index: usize,
+) -> Result<Port> {
+    let sched = s.scheduler.build(s.queues as usize);
+    let marker = s.marker.build(Build {
+        mtu,
+        rate,
+        buffer: s.buffer,
+        port: name,
+        queues: s.queues as usize,
+        sched: &sched,
+        rng: Rng::stream(seed, key::PORT + index as u64),
+    })?;
+    #[rustfmt::skip]
+    let cfg = PortConfig { rate, delay, mtu, buffer: s.buffer, queues: s.queues, non_ect: s.non_ect,
+                           queue_limits: s.queue_limits.clone() };
+    let mut port = Port::new(cfg, sched, marker, true);
+    port.set_pass_idle(true);
+    port.set_deferred_departures(false);
+    Ok(port)
+}

@@ -1,0 +1,660 @@
+//! The switch: one busy-polling thread forwarding frames through ecnlab's egress ports in virtual time.
+//!
+//! DESIGN. Time is the monotonic clock in nanoseconds, as `Time`. Every frame is an event at its kernel
+//! receive timestamp: the host's NIC model (`Port::nic`, the link's rate and propagation delay) gives the
+//! instant its last bit reaches the switch, and the frame waits in the link's line until the wall clock has
+//! passed that instant by `lag`; then it is offered to its egress port at that instant. Each port asks for a
+//! wake-up at the end of a transmission when a packet waits; the thread makes the departure at that very
+//! instant. Arrivals and departures of all ports are taken in the order of their instants, so the ports see
+//! what they would see in the simulator driven by the same arrival instants, and their occupancy and
+//! sojourn figures are exact in virtual time even when the thread is descheduled for a few ms: it catches
+//! up, late in wall time but in order. A departed frame is sent when its last bit would reach the host (the
+//! departure instant + transmission time + propagation delay): the link's delay line.
+
+mod config;
+mod report;
+
+pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, SwitchConfig};
+pub use report::{LinkReport, Quantiles, Report};
+
+use crate::error::{Error, Result};
+use crate::frame::{self, Headers, ETH_HDR};
+use crate::netns::Netns;
+use crate::pcap::PcapWriter;
+use crate::ring::Ring;
+use ecnlab::mark::DropReason;
+use ecnlab::observe::LogHist;
+use ecnlab::packet::{Ecn, Packet, PacketId, PacketPool};
+use ecnlab::port::{Admit, Departure, FifoPool, Port, SharedBuffer};
+use ecnlab::units::{Bytes, Time};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+/// CLOCK_MONOTONIC now, nanoseconds.
+pub fn mono_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime fills `ts`.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_REALTIME − CLOCK_MONOTONIC, nanoseconds, read between two monotonic reads (the tightest of a few):
+/// the kernel stamps received frames in real time, the switch runs on the monotonic clock.
+fn realtime_offset() -> i64 {
+    let mut best = (u64::MAX, 0i64);
+    for _ in 0..5 {
+        let a = mono_ns();
+        let r = clock_ns(libc::CLOCK_REALTIME);
+        let b = mono_ns();
+        if b - a < best.0 {
+            best = (b - a, r as i64 - (a + (b - a) / 2) as i64);
+        }
+    }
+    best.1
+}
+
+/// Pins the calling thread to `core`.
+pub fn pin_to_core(core: usize) -> Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes within it; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(Error::last_os(format!("pinning to core {core}")));
+        }
+    }
+    Ok(())
+}
+
+/// The frames in flight, by packet id: their bytes, length, and the instant they were offered to a port.
+struct FrameTable {
+    slot: usize,
+    bytes: Vec<u8>,
+    len: Vec<u32>,
+    offered: Vec<Time>,
+}
+
+impl FrameTable {
+    fn ensure(&mut self, id: PacketId) {
+        let need = id.0 as usize + 1;
+        if self.len.len() < need {
+            let n = need.next_power_of_two();
+            self.bytes.resize(n * self.slot, 0);
+            self.len.resize(n, 0);
+            self.offered.resize(n, Time::ZERO);
+        }
+    }
+    /// A received frame's packet (wire size, class, ECN, flow, egress) in the pool and its bytes here.
+    fn store(
+        &mut self,
+        pool: &mut PacketPool,
+        h: &Headers,
+        egress: usize,
+        class_of_dscp: &[u8; 64],
+        data: &[u8],
+        csum_not_ready: bool,
+    ) -> PacketId {
+        let ecn = match h.ecn {
+            0 => Ecn::NotEct,
+            frame::ECN_CE => Ecn::Ce,
+            _ => Ecn::Ect,
+        };
+        #[rustfmt::skip]
+        let p = Packet { flow: h.flow, dst: egress as u32, wire: h.l3_len.max(1), ecn,
+                         class: class_of_dscp[h.dscp as usize], ..Packet::default() };
+        let id = pool.alloc(p);
+        self.ensure(id);
+        self.len[id.0 as usize] = data.len() as u32;
+        let slot = self.frame_mut(id);
+        slot.copy_from_slice(data);
+        if csum_not_ready {
+            frame::complete_l4_checksum(slot, h);
+        }
+        id
+    }
+
+    fn frame_mut(&mut self, id: PacketId) -> &mut [u8] {
+        let i = id.0 as usize;
+        &mut self.bytes[i * self.slot..i * self.slot + self.len[i] as usize]
+    }
+}
+
+/// A frame on a link: when it is due (the instant its last bit arrives), which packet, and for the uplink
+/// line its egress link, for the downlink line whether its port sent it back to back with the one before.
+#[derive(Clone, Copy)]
+struct InFlight {
+    due: Time,
+    id: PacketId,
+    tag: u32,
+}
+
+/// One link's state in the forwarding thread.
+struct LinkState {
+    ifname: String,
+    ring: Ring,
+    uplink: Port,
+    up: VecDeque<InFlight>,
+    port: Port,
+    /// The wake-up the port asked for (the end of its transmission, a packet waiting).
+    wake: Option<Time>,
+    /// When the port's latest transmission ends.
+    tx_end: Time,
+    down: VecDeque<InFlight>,
+    capture_in: Option<PcapWriter>,
+    capture_out: Option<PcapWriter>,
+    c: LinkCounters,
+    /// Wall and ideal instants of the last frame sent.
+    last_sent: Option<(u64, Time)>,
+    gap: LogHist,
+    ideal_gap: LogHist,
+    lateness: LogHist,
+    sojourn: LogHist,
+}
+
+#[derive(Default, Clone, Copy)]
+struct LinkCounters {
+    rx_frames: u64,
+    rx_bytes: u64,
+    unknown_dst: u64,
+    oversize: u64,
+    uplink_overflow: u64,
+    tx_frames: u64,
+    tx_bytes: u64,
+    tx_retries: u64,
+    ce_written: u64,
+}
+
+/// Requests from the controlling thread.
+enum Command {
+    OpenWindow,
+    Report(mpsc::SyncSender<Result<Report>>),
+}
+
+/// A running switch; `stop` (or drop) ends its thread.
+pub struct Switch {
+    stop: Arc<AtomicBool>,
+    commands: mpsc::Sender<Command>,
+    thread: Option<std::thread::JoinHandle<Result<Report>>>,
+}
+
+impl Switch {
+    /// Starts the forwarding thread in the switch's namespace; returns once every ring is open.
+    pub fn start(ns: &Netns, cfg: SwitchConfig) -> Result<Switch> {
+        if cfg.links.is_empty() {
+            return Err(Error::config("links", "a switch needs at least one link"));
+        }
+        if !(64..=1 << 20).contains(&cfg.ring_frames) {
+            return Err(Error::config("ring_frames", format!("{}; allowed 64 to 1048576", cfg.ring_frames)));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(c) = cfg.core.filter(|&c| c >= cores) {
+            return Err(Error::config("core", format!("{c}; this machine has cores 0 to {}", cores - 1)));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let stop2 = stop.clone();
+        let thread = ns.spawn("ecnlab-switch", move || {
+            let mut engine = match Engine::new(cfg) {
+                Ok(e) => e,
+                Err(e) => {
+                    let msg = e.to_string();
+                    let _ = ready_tx.send(Err(e));
+                    return Err(Error::Switch(msg));
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            engine.run(&stop2, &rx)
+        })?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Switch { stop, commands: tx, thread: Some(thread) }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(Error::Switch("the forwarding thread died while starting".into())),
+        }
+    }
+
+    /// Restarts the statistics window (occupancy, counters' differences, timing histograms) now.
+    pub fn open_window(&self) {
+        let _ = self.commands.send(Command::OpenWindow);
+    }
+
+    /// The figures now, the switch still running.
+    pub fn report(&self) -> Result<Report> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.commands.send(Command::Report(tx)).map_err(|_| Error::Switch("the forwarding thread ended".into()))?;
+        rx.recv().map_err(|_| Error::Switch("the forwarding thread ended".into()))?
+    }
+
+    /// Stops the thread; its last report.
+    pub fn stop(mut self) -> Result<Report> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<Report> {
+        self.stop.store(true, Ordering::Release);
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err(Error::Switch("the forwarding thread panicked".into()))),
+            None => Err(Error::Switch("already stopped".into())),
+        }
+    }
+}
+
+impl Drop for Switch {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// The forwarding thread's state.
+struct Engine {
+    links: Vec<LinkState>,
+    /// Destination MAC → link.
+    table: Vec<([u8; 6], usize)>,
+    pool: PacketPool,
+    fifos: FifoPool,
+    shared: Option<SharedBuffer>,
+    frames: FrameTable,
+    dropped: Vec<(PacketId, usize, DropReason)>,
+    class_of_dscp: [u8; 64],
+    mtu: u32,
+    lag: Time,
+    uplink_limit: Bytes,
+    /// The instant of the last event made (arrival or departure): events never go back before it.
+    vnow: Time,
+    window_start: Time,
+    late_offers: u64,
+    max_late_ns: u64,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC, and when it was last read.
+    offset: i64,
+    offset_read: u64,
+    core: Option<usize>,
+    memory_locked: bool,
+    fifo: Option<Fifo>,
+    loops: u64,
+    /// Rounds of the loop that came more than 50 us after the one before (the thread descheduled or held
+    /// up in the kernel), by their length.
+    stalls: LogHist,
+}
+
+fn hist() -> LogHist {
+    LogHist::default()
+}
+
+impl Engine {
+    fn new(cfg: SwitchConfig) -> Result<Engine> {
+        let core = match cfg.core {
+            Some(c) => pin_to_core(c).map(|()| Some(c))?,
+            None => None,
+        };
+        if let Some(f) = cfg.fifo {
+            if !(1..=99).contains(&f.priority) {
+                return Err(Error::config("fifo.priority", format!("{}; allowed 1 to 99", f.priority)));
+            }
+            let share = f.rest.0 as f64 / (f.run.0 + f.rest.0).max(1) as f64;
+            if share < 0.06 {
+                #[rustfmt::skip]
+                return Err(Error::config("fifo.rest", format!(
+                    "rests {:.1} % of the time; at least 6 % (the kernel throttles real-time threads above 95 %)",
+                    share * 100.0)));
+            }
+            let param = libc::sched_param { sched_priority: f.priority };
+            // SAFETY: sets the calling thread's (pid 0) policy; needs CAP_SYS_NICE.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+                return Err(Error::last_os("SCHED_FIFO for the forwarding thread (needs CAP_SYS_NICE)"));
+            }
+        }
+        if let Some(n) = cfg.nice {
+            // SAFETY: sets this thread's (its tid's) nice value.
+            if unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as u32, n) } != 0 {
+                return Err(Error::last_os(format!("setting the forwarding thread's nice value to {n}")));
+            }
+        }
+        let mut links = Vec::with_capacity(cfg.links.len());
+        let mut table = Vec::new();
+        for (i, l) in cfg.links.into_iter().enumerate() {
+            let ring = Ring::open(&l.ifname, cfg.ring_frames, cfg.mtu)?;
+            let capture = |d| -> Result<Option<PcapWriter>> {
+                match cfg.captures.iter().find(|c| c.link == i && c.direction == d) {
+                    None => Ok(None),
+                    Some(c) => PcapWriter::create(&c.path, 65_535)
+                        .map(Some)
+                        .map_err(|e| Error::Io { what: format!("creating {}", c.path.display()), source: e }),
+                }
+            };
+            table.push((l.host_mac, i));
+            links.push(LinkState {
+                ifname: l.ifname,
+                ring,
+                uplink: Port::nic(l.up_rate, l.up_delay, Bytes(cfg.mtu as u64)),
+                up: VecDeque::with_capacity(cfg.ring_frames),
+                port: l.port,
+                wake: None,
+                tx_end: Time::ZERO,
+                down: VecDeque::with_capacity(cfg.ring_frames),
+                capture_in: capture(Direction::Ingress)?,
+                capture_out: capture(Direction::Egress)?,
+                c: LinkCounters::default(),
+                last_sent: None,
+                gap: hist(),
+                ideal_gap: hist(),
+                lateness: hist(),
+                sojourn: hist(),
+            });
+        }
+        if let Some(c) = cfg.captures.iter().find(|c| c.link >= links.len()) {
+            return Err(Error::config("captures.link", format!("link {}; the switch has {}", c.link, links.len())));
+        }
+        let slot = (cfg.mtu as usize + ETH_HDR).next_multiple_of(64);
+        let mut e = Engine {
+            table,
+            pool: PacketPool::default(),
+            fifos: FifoPool::new(),
+            shared: cfg.shared,
+            frames: FrameTable { slot, bytes: vec![], len: vec![], offered: vec![] },
+            dropped: Vec::with_capacity(64),
+            class_of_dscp: cfg.class_of_dscp,
+            mtu: cfg.mtu,
+            lag: cfg.lag,
+            uplink_limit: cfg.uplink_limit,
+            vnow: Time::ZERO,
+            window_start: Time::ZERO,
+            late_offers: 0,
+            max_late_ns: 0,
+            offset: realtime_offset(),
+            offset_read: mono_ns(),
+            core,
+            memory_locked: false,
+            fifo: cfg.fifo,
+            loops: 0,
+            stalls: hist(),
+            links,
+        };
+        // Grow the packet pool and frame table to a full ring per link before the first frame, so that the
+        // steady state allocates nothing.
+        let warm: Vec<PacketId> =
+            (0..cfg.ring_frames * e.links.len()).map(|_| e.pool.alloc(Packet::default())).collect();
+        if let Some(&last) = warm.last() {
+            e.frames.ensure(last);
+        }
+        warm.into_iter().for_each(|id| e.pool.free(id));
+        if cfg.lock_memory {
+            // SAFETY: locks the pages mapped now (rings, tables); fails without CAP_IPC_LOCK or a limit.
+            e.memory_locked = unsafe { libc::mlockall(libc::MCL_CURRENT) } == 0;
+        }
+        let now = Time::from_ns(mono_ns());
+        e.open_window(now);
+        Ok(e)
+    }
+
+    fn run(&mut self, stop: &AtomicBool, commands: &mpsc::Receiver<Command>) -> Result<Report> {
+        let mut last_ns = mono_ns();
+        let mut rested_ns = last_ns;
+        while !stop.load(Ordering::Acquire) {
+            let mut now_ns = mono_ns();
+            if let Some(f) = self.fifo.filter(|f| now_ns - rested_ns >= f.run.0 / 1000) {
+                let rest = libc::timespec { tv_sec: 0, tv_nsec: (f.rest.0 / 1000) as i64 };
+                // SAFETY: sleeps for `rest`; the interval is not needed back.
+                unsafe { libc::nanosleep(&rest, std::ptr::null_mut()) };
+                now_ns = mono_ns();
+                rested_ns = now_ns;
+                last_ns = now_ns;
+            }
+            if now_ns - last_ns > 50_000 {
+                self.stalls.add(now_ns - last_ns, 1);
+            }
+            last_ns = now_ns;
+            if now_ns - self.offset_read > 1_000_000 {
+                self.offset = realtime_offset();
+                self.offset_read = now_ns;
+            }
+            self.receive(now_ns);
+            let horizon = Time::from_ns(now_ns).saturating_sub(self.lag);
+            self.advance(horizon);
+            self.transmit(now_ns)?;
+            self.loops += 1;
+            if self.loops.is_multiple_of(64) {
+                while let Ok(c) = commands.try_recv() {
+                    let at = self.vnow.max(horizon);
+                    match c {
+                        Command::OpenWindow => self.open_window(at),
+                        Command::Report(tx) => {
+                            let _ = tx.send(self.report(at));
+                        }
+                    }
+                }
+            }
+        }
+        let at = self.vnow.max(Time::from_ns(mono_ns()).saturating_sub(self.lag));
+        let report = self.report(at);
+        for l in &mut self.links {
+            for w in [l.capture_in.take(), l.capture_out.take()].into_iter().flatten() {
+                w.finish()
+                    .map_err(|e| Error::Io { what: format!("writing the capture of {}", l.ifname), source: e })?;
+            }
+        }
+        if self.memory_locked {
+            // SAFETY: undoes this thread's mlockall.
+            unsafe { libc::munlockall() };
+        }
+        report
+    }
+
+    /// Takes every frame the rings hold: parsed, copied into the frame table, given a packet, and put in its
+    /// uplink's line at the instant the host's NIC model delivers it.
+    fn receive(&mut self, now_ns: u64) {
+        let Engine { links, table, pool, fifos, frames, class_of_dscp, mtu, uplink_limit, offset, .. } = self;
+        for (i, l) in links.iter_mut().enumerate() {
+            while let Some(f) = l.ring.peek() {
+                let stamp = Time::from_ns(((f.stamp_ns as i64 - *offset) as u64).min(now_ns));
+                l.c.rx_frames += 1;
+                l.c.rx_bytes += f.len as u64;
+                if let Some(w) = &mut l.capture_in {
+                    let _ = w.write(f.stamp_ns, f.data);
+                }
+                let h = frame::parse(f.data);
+                match (h, h.and_then(|h| table.iter().find(|(m, _)| *m == h.dst).map(|&(_, e)| e))) {
+                    (Some(h), Some(e)) if e != i => {
+                        if f.truncated || h.l3_len > *mtu {
+                            l.c.oversize += 1;
+                        } else if l.uplink.settled(stamp).holds_more_than(*uplink_limit) {
+                            l.c.uplink_overflow += 1;
+                        } else {
+                            let id = frames.store(pool, &h, e, class_of_dscp, f.data, f.csum_not_ready);
+                            // The host's NIC: FIFO at line rate from the instant the kernel saw the frame
+                            // leave the host, then the link's propagation delay.
+                            let due = match l.uplink.offer(stamp, id, 0, pool, fifos, None) {
+                                Admit::Sent(d) => d.arrives,
+                                other => unreachable!("a NIC sends what it is offered: {other:?}"),
+                            };
+                            l.up.push_back(InFlight { due, id, tag: e as u32 });
+                        }
+                    }
+                    _ => l.c.unknown_dst += 1,
+                }
+                l.ring.release();
+            }
+        }
+    }
+
+    /// Makes every arrival and departure due by `horizon`, in the order of their instants (departures first
+    /// at equal instants, as the simulator makes the end of a transmission before an arrival then).
+    fn advance(&mut self, horizon: Time) {
+        loop {
+            let arrival = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.up.front()?.due, i))).min();
+            let wake = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.wake?, i))).min();
+            match (arrival, wake) {
+                (_, Some((t, e))) if t <= horizon && arrival.is_none_or(|(ta, _)| t <= ta) => self.wake(e, t),
+                (Some((t, i)), _) if t <= horizon => {
+                    let f = self.links[i].up.pop_front().expect("a frame waits");
+                    self.offer(f.tag as usize, f.id, t);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn offer(&mut self, e: usize, id: PacketId, due: Time) {
+        let t = if due < self.vnow {
+            // Seen after the virtual clock passed its instant (the ring handed it over more than `lag`
+            // late): offered now, and counted.
+            self.late_offers += 1;
+            self.max_late_ns = self.max_late_ns.max((self.vnow.0 - due.0) / 1000);
+            self.vnow
+        } else {
+            due
+        };
+        self.vnow = t;
+        self.frames.offered[id.0 as usize] = t;
+        let port = &mut self.links[e].port;
+        match port.offer(t, id, 0, &mut self.pool, &mut self.fifos, self.shared.as_mut()) {
+            Admit::Sent(d) => self.departed(e, t, d),
+            Admit::Queued { wake: Some(w), .. } => self.links[e].wake = Some(w),
+            Admit::Queued { wake: None, .. } => {
+                if port.is_free(t) {
+                    let d = port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped);
+                    if let Some(d) = d {
+                        self.departed(e, t, d);
+                    }
+                }
+            }
+            Admit::Dropped(_) => self.pool.free(id),
+        }
+        self.free_dropped();
+    }
+
+    /// The port's transmission ended at `t` with a packet waiting: its next departure, back to back.
+    fn wake(&mut self, e: usize, t: Time) {
+        self.vnow = t;
+        let l = &mut self.links[e];
+        l.wake = None;
+        l.port.wake(t);
+        if let Some(d) = l.port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped) {
+            self.departed(e, t, d);
+        }
+        self.free_dropped();
+    }
+
+    fn free_dropped(&mut self) {
+        for (id, _, _) in self.dropped.drain(..) {
+            self.pool.free(id);
+        }
+    }
+
+    fn departed(&mut self, e: usize, t: Time, d: Departure) {
+        let l = &mut self.links[e];
+        l.wake = d.wake;
+        // Back to back: it starts the instant the one before ended (a wake-up's departure, or an arrival
+        // that found the transmitter just free).
+        let back_to_back = t == l.tx_end;
+        l.tx_end = t + l.port.tx_time(d.wire);
+        l.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
+        l.down.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
+    }
+
+    /// Sends every frame whose last bit has reached its host by now (`now_ns`), CE written where its port
+    /// marked it.
+    fn transmit(&mut self, now_ns: u64) -> Result<()> {
+        for l in &mut self.links {
+            while let Some(&f) = l.down.front() {
+                if f.due.0 / 1000 > now_ns {
+                    break;
+                }
+                let p = self.pool.get_mut(f.id);
+                let bytes = self.frames.frame_mut(f.id);
+                if p.ecn == Ecn::Ce {
+                    // `cwr` (unused by a switch) remembers a CE written before a send that must be retried.
+                    p.cwr |= frame::parse(bytes).is_some_and(|h| frame::set_ce(bytes, &h));
+                }
+                if !l.ring.send(bytes)? {
+                    l.c.tx_retries += 1;
+                    break;
+                }
+                l.c.ce_written += p.cwr as u64;
+                let sent_ns = mono_ns();
+                if let Some(w) = &mut l.capture_out {
+                    let _ = w.write((sent_ns as i64 + self.offset) as u64, bytes);
+                }
+                l.c.tx_frames += 1;
+                l.c.tx_bytes += bytes.len() as u64;
+                l.lateness.add(sent_ns.saturating_sub(f.due.0 / 1000), 1);
+                if let (Some((wall, ideal)), true) = (l.last_sent, f.tag == 1) {
+                    l.gap.add(sent_ns - wall, 1);
+                    l.ideal_gap.add((f.due.0 - ideal.0) / 1000, 1);
+                }
+                l.last_sent = Some((sent_ns, f.due));
+                self.pool.free(f.id);
+                l.down.pop_front();
+            }
+        }
+        Ok(())
+    }
+
+    fn open_window(&mut self, at: Time) {
+        self.vnow = self.vnow.max(at);
+        self.window_start = self.vnow;
+        for l in &mut self.links {
+            l.port.start_window(self.vnow);
+            for h in [&mut l.gap, &mut l.ideal_gap, &mut l.lateness, &mut l.sojourn] {
+                h.clear();
+            }
+        }
+        self.stalls.clear();
+        if let Some(s) = &mut self.shared {
+            s.occupancy.reset(self.vnow);
+        }
+    }
+
+    fn report(&mut self, at: Time) -> Result<Report> {
+        self.vnow = self.vnow.max(at);
+        let (at, window) = (self.vnow, self.vnow - self.window_start);
+        let mut links = Vec::with_capacity(self.links.len());
+        for l in &mut self.links {
+            let (_, ring_drops) = l.ring.statistics()?;
+            let mut s = l.port.settled(at);
+            let c = l.c;
+            links.push(LinkReport {
+                ifname: l.ifname.clone(),
+                counters: s.window_counters(),
+                occupancy: s.port_occupancy(),
+                queues: s.queue_reports(),
+                utilization: s.utilization(window),
+                rx_frames: c.rx_frames,
+                rx_bytes: c.rx_bytes,
+                ring_drops,
+                unknown_dst: c.unknown_dst,
+                oversize: c.oversize,
+                uplink_overflow: c.uplink_overflow,
+                tx_frames: c.tx_frames,
+                tx_bytes: c.tx_bytes,
+                tx_retries: c.tx_retries,
+                ce_written: c.ce_written,
+                gap_ns: Quantiles::of(&l.gap),
+                ideal_gap_ns: Quantiles::of(&l.ideal_gap),
+                lateness_ns: Quantiles::of(&l.lateness),
+                sojourn_ns: Quantiles::of(&l.sojourn),
+            });
+        }
+        Ok(Report {
+            at,
+            window,
+            links,
+            late_offers: self.late_offers,
+            max_late_ns: self.max_late_ns,
+            core: self.core,
+            memory_locked: self.memory_locked,
+            loops: self.loops,
+            stalls_ns: Quantiles::of(&self.stalls),
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! What the switch reports: per link, the port's counters and occupancy (virtual time), the data plane's own
+//! counters, and the timing of its transmissions against the port's ideal instants (wall time).
+
+use ecnlab::observe::LogHist;
+use ecnlab::port::{Counters, OccupancyStats};
+use ecnlab::units::Time;
+
+/// Quantiles of a distribution of nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Quantiles {
+    pub samples: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: u64,
+}
+
+impl Quantiles {
+    pub fn of(h: &LogHist) -> Quantiles {
+        let q = |p| h.quantile(p).unwrap_or(0.0);
+        Quantiles { samples: h.samples(), p50: q(0.5), p90: q(0.9), p99: q(0.99), max: h.max() }
+    }
+}
+
+/// One link's figures.
+#[derive(Clone, Debug)]
+pub struct LinkReport {
+    pub ifname: String,
+    /// The egress port's counters over the window (arrivals, departures, marks and drops by reason).
+    pub counters: Counters,
+    /// Its time-weighted occupancy over the window, bytes (virtual time).
+    pub occupancy: OccupancyStats,
+    /// Per queue: counters over the run and occupancy over the window.
+    pub queues: Vec<(Counters, OccupancyStats)>,
+    /// Fraction of the window the port's transmitter was busy.
+    pub utilization: f64,
+    /// Frames received from the host, and their bytes (frames).
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Frames the kernel dropped because the receive ring was full.
+    pub ring_drops: u64,
+    /// Frames addressed to no host of the switch (group addresses, unknown MACs): dropped.
+    pub unknown_dst: u64,
+    /// Frames longer than the MTU (or than a ring slot): dropped.
+    pub oversize: u64,
+    /// Frames the host's NIC model could not hold (`uplink_limit`): dropped.
+    pub uplink_overflow: u64,
+    /// Frames and bytes sent to the host; sends retried because the socket's buffer was full.
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub tx_retries: u64,
+    /// Frames whose ECN field the switch set to CE.
+    pub ce_written: u64,
+    /// Over the window, in wall time: gaps between sends of frames the port sent back to back, and the
+    /// ideal gaps (their transmission times at the port's rate).
+    pub gap_ns: Quantiles,
+    pub ideal_gap_ns: Quantiles,
+    /// How long after its ideal instant (the last bit reaching the host) each frame was sent.
+    pub lateness_ns: Quantiles,
+    /// Sojourn in the port (offer to start of transmission), virtual time.
+    pub sojourn_ns: Quantiles,
+}
+
+/// The switch's figures at one instant.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The virtual instant read, and the window's length up to it.
+    pub at: Time,
+    pub window: Time,
+    pub links: Vec<LinkReport>,
+    /// Frames offered after the virtual clock had passed their instant (seen later than `lag`), and by how
+    /// much at most: the virtual-time figures are exact when this is 0.
+    pub late_offers: u64,
+    pub max_late_ns: u64,
+    /// Where the thread ran: the core it was pinned to, whether memory was locked.
+    pub core: Option<usize>,
+    pub memory_locked: bool,
+    /// Rounds of the forwarding loop.
+    pub loops: u64,
+    /// Over the window: pauses of the loop longer than 50 us (descheduled, or held up in the kernel), its
+    /// own rests excluded.
+    pub stalls_ns: Quantiles,
+}
+
+impl Report {
+    /// Sums over links: (frames sent, CE written, drops at the ports, drops before them).
+    pub fn totals(&self) -> (u64, u64, u64, u64) {
+        let mut t = (0, 0, 0, 0);
+        for l in &self.links {
+            t.0 += l.tx_frames;
+            t.1 += l.ce_written;
+            t.2 += l.counters.total_drops();
+            t.3 += l.ring_drops + l.unknown_dst + l.oversize + l.uplink_overflow;
+        }
+        t
+    }
+}
