@@ -13,8 +13,9 @@
 //!    on drop. A registration not held by a link (`bpftool struct_ops register`, an older tool) survives its
 //!    creator; [`cleanup_stale`] finds those by their name, `ecnlab_dctcp`, and removes them.
 //! 4. **Select** it as a namespace's default ([`DefaultCc`]) or per socket (`traffic::sock::set_congestion`).
-//!    The kernel leaks a reference to the struct_ops map on every refused selection (measured on 6.18), which
-//!    keeps the map alive forever, so selections are checked before they are made and never expected to fail:
+//!    The kernel leaks a reference to the struct_ops map on every refused selection (observed on this machine
+//!    kind, Linux 6.18, issue 45), which keeps the map alive forever, so selections are checked before they are
+//!    made and never expected to fail:
 //!    the name must be in `tcp_available_congestion_control`, and the ops carry `TCP_CONG_NON_RESTRICTED`.
 //!
 //! A namespace default and every socket using the algorithm hold a reference to the map: after unregistering,
