@@ -89,7 +89,8 @@ pub struct RunReport {
 pub const BINS: [(&str, u64, u64); 3] =
     [("small", 0, 100_000), ("medium", 100_000, 10_000_000), ("large", 10_000_000, u64::MAX)];
 
-fn fct_stats(fcts: &mut [f64]) -> Stats {
+/// Exact nearest-rank statistics (the ⌈p·n⌉-th smallest) of finite values; sorts them in place.
+pub fn fct_stats(fcts: &mut [f64]) -> Stats {
     if fcts.is_empty() {
         return Stats { count: 0, mean_s: None, p50_s: None, p95_s: None, p99_s: None, max_s: None };
     }
@@ -147,10 +148,40 @@ pub(super) fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
     }
 }
 
-fn jain(x: &[f64]) -> Option<f64> {
+/// Jain's fairness index (Σx)² / (n·Σx²); `None` without values or when all are 0.
+pub fn jain(x: &[f64]) -> Option<f64> {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
+}
+
+/// fct.csv's text from its rows (also written by the software switch's real endpoints).
+pub fn fct_csv(flows: &[FlowRecord]) -> String {
+    let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+    let mut s = String::from(
+        "id,src,dst,class,size_bytes,start_s,first_data_s,finish_s,fct_s,ideal_fct_s,slowdown,timeouts,retransmits,delivered_bytes,goodput_gbps\n",
+    );
+    for r in flows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.id,
+            r.src,
+            r.dst,
+            r.class,
+            r.size_bytes.map(|b| b.to_string()).unwrap_or_default(),
+            fmt_num(r.start_s),
+            opt(r.first_data_s),
+            opt(r.finish_s),
+            opt(r.fct_s),
+            opt(r.ideal_fct_s),
+            opt(r.slowdown),
+            r.timeouts,
+            r.retransmits,
+            r.delivered_bytes,
+            fmt_num(r.goodput_gbps),
+        ));
+    }
+    s
 }
 
 pub(crate) fn fnv(s: &str) -> String {
@@ -352,31 +383,7 @@ impl RunReport {
     }
 
     pub fn fct_csv(&self) -> String {
-        let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
-        let mut s = String::from(
-            "id,src,dst,class,size_bytes,start_s,first_data_s,finish_s,fct_s,ideal_fct_s,slowdown,timeouts,retransmits,delivered_bytes,goodput_gbps\n",
-        );
-        for r in &self.flows {
-            s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                r.id,
-                r.src,
-                r.dst,
-                r.class,
-                r.size_bytes.map(|b| b.to_string()).unwrap_or_default(),
-                fmt_num(r.start_s),
-                opt(r.first_data_s),
-                opt(r.finish_s),
-                opt(r.fct_s),
-                opt(r.ideal_fct_s),
-                opt(r.slowdown),
-                r.timeouts,
-                r.retransmits,
-                r.delivered_bytes,
-                fmt_num(r.goodput_gbps),
-            ));
-        }
-        s
+        fct_csv(&self.flows)
     }
 
     pub fn trace_csv(&self) -> String {

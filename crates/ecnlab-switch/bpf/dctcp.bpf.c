@@ -1,0 +1,304 @@
+/* dctcp.bpf.c: ecnlab's DCTCP as a BPF tcp_congestion_ops (struct_ops), written from RFC 8257 §3 and
+ * Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010, §3.
+ *
+ * Self-contained on purpose: no vmlinux.h and no libbpf headers. The few kernel structures the algorithm reads
+ * are declared below with only the fields it uses; `preserve_access_index` makes clang emit CO-RE relocations,
+ * so libbpf resolves every field offset against the running kernel's BTF (/sys/kernel/btf/vmlinux) at load
+ * time. Only clang is needed to build it, and it compiles in a fraction of a second.
+ *
+ * The Rust side (src/cc.rs) defines ECNLAB_CA_NAME when it compiles this file; the default below is what a
+ * standalone build registers.
+ *
+ * License: the project's code is MIT OR Apache-2.0. The kernel accepts struct_ops programs only under a
+ * GPL-compatible license string, so this object declares "Dual MIT/GPL" (MIT being one of our licenses).
+ */
+
+#ifndef ECNLAB_CA_NAME
+#define ECNLAB_CA_NAME "ecnlab_dctcp"
+#endif
+
+typedef unsigned char __u8;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __ksym __attribute__((section(".ksyms")))
+
+/* ---- The kernel's view, reduced to what DCTCP touches (offsets relocated by libbpf) ---- */
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+struct sock {
+	int __unused_placeholder;
+};
+
+struct inet_connection_sock {
+	struct {
+		__u8 pending; /* ICSK_ACK_* bits of the delayed-ACK machinery */
+	} icsk_ack;
+	__u64 icsk_ca_priv[13]; /* per-connection congestion-control state (ours: struct dctcp) */
+};
+
+struct tcp_sock {
+	__u32 snd_cwnd;     /* packets */
+	__u32 snd_ssthresh; /* packets */
+	__u32 prior_cwnd;   /* cwnd when the current reduction began (set by the kernel before ssthresh()) */
+	__u32 snd_una;      /* first unacknowledged sequence number (SND.UNA) */
+	__u32 snd_nxt;      /* next sequence number to send (SND.NXT) */
+	__u32 rcv_nxt;      /* next sequence number expected (RCV.NXT) */
+	__u8 ecn_flags;     /* TCP_ECN_* bits */
+};
+#pragma clang attribute pop
+
+/* The ops table: only the members set below; libbpf matches them to the kernel's by name. */
+struct tcp_congestion_ops {
+	__u32 (*ssthresh)(struct sock *sk);
+	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*set_state)(struct sock *sk, __u8 new_state);
+	void (*cwnd_event)(struct sock *sk, int ev);
+	void (*in_ack_event)(struct sock *sk, __u32 flags);
+	__u32 (*undo_cwnd)(struct sock *sk);
+	void (*init)(struct sock *sk);
+	__u32 flags;
+	char name[16];
+};
+
+/* Constants of the kernel ABI (include/net/tcp.h, include/net/inet_connection_sock.h, uapi/linux/bpf.h). */
+#define TCP_CONG_NON_RESTRICTED 0x1 /* selectable from any network namespace */
+#define TCP_CONG_NEEDS_ECN 0x2      /* ECT on every packet, ECN negotiated, CE reported as events */
+#define TCP_ECN_DEMAND_CWR 0x4      /* the receiver sets ECE on the ACKs it sends */
+#define ICSK_ACK_TIMER 0x2          /* a delayed ACK is pending */
+#define ICSK_ACK_NOW 0x10           /* send the next ACK at once */
+#define CA_ACK_ECE 0x4              /* in_ack_event: this ACK carries ECE */
+#define CA_EVENT_LOSS 3             /* retransmission timeout */
+#define CA_EVENT_ECN_NO_CE 4        /* a data packet arrived without CE */
+#define CA_EVENT_ECN_IS_CE 5        /* a data packet arrived with CE */
+#define TCP_CA_CWR 2
+#define TCP_CA_RECOVERY 3
+
+/* bpf_tcp_send_ack(tp, rcv_nxt): send an ACK for everything before rcv_nxt now (helper 116). */
+static long (*bpf_tcp_send_ack)(void *tp, __u32 rcv_nxt) = (void *)116;
+
+/* The kernel's standard TCP window growth (slow start, then +1 MSS per RTT), RFC 8257 §3.4. */
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+
+/* ---- DCTCP state, kept in icsk_ca_priv (104 bytes available) ---- */
+
+/* α is fixed point: ALPHA_ONE stands for 1.0. 2^20 keeps the EWMA step g·F exact to 1e-6 and the
+ * products below (bytes << 20, cwnd · α) well inside 64 bits. */
+#define ALPHA_SHIFT 20
+#define ALPHA_ONE (1U << ALPHA_SHIFT)
+/* g = 1/16 (RFC 8257 §3.3 suggests 1/16; DCTCP paper §3.1, g = 1/16 in its experiments). */
+#define G_SHIFT 4
+#define MIN_CWND 2
+
+struct dctcp {
+	__u32 alpha;        /* DCTCP.Alpha, fixed point */
+	__u32 window_end;   /* DCTCP.WindowEnd: a sequence number */
+	__u32 bytes_acked;  /* DCTCP.BytesAcked in the current observation window */
+	__u32 bytes_marked; /* DCTCP.BytesMarked: the part acknowledged by ACKs with ECE */
+	__u32 prior_snd_una; /* SND.UNA at the previous ACK: this ACK acknowledged snd_una - prior_snd_una */
+	__u32 loss_cwnd;    /* cwnd before the latest reduction, for undo */
+	__u32 ca_state;     /* the kernel's congestion state as last reported through set_state */
+	__u32 ce_state;     /* receiver: DCTCP.CE, the CE bit of the last data packet (RFC 8257 §3.2) */
+	__u32 prior_rcv_nxt; /* receiver: RCV.NXT after the previous data packet */
+};
+
+static __attribute__((always_inline)) struct tcp_sock *tcp(struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __attribute__((always_inline)) struct dctcp *state(struct sock *sk)
+{
+	return (struct dctcp *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+/* Sequence arithmetic modulo 2^32. */
+static __attribute__((always_inline)) int seq_after(__u32 a, __u32 b)
+{
+	return (int)(b - a) < 0;
+}
+
+static __attribute__((always_inline)) __u32 max_u32(__u32 a, __u32 b)
+{
+	return a > b ? a : b;
+}
+
+/* ---- Hooks. Each program takes the raw argument array the kernel passes to struct_ops programs. ---- */
+
+/* Connection established. RFC 8257 §3.3: the first observation window ends at SND.NXT; α starts at 1, the
+ * conservative choice (the paper's senders, and ecnlab's simulated DCTCP by default). */
+SEC("struct_ops/ecnlab_dctcp_init")
+int ecnlab_dctcp_init(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
+
+	ca->alpha = ALPHA_ONE;
+	ca->window_end = tp->snd_nxt;
+	ca->bytes_acked = 0;
+	ca->bytes_marked = 0;
+	ca->prior_snd_una = tp->snd_una;
+	ca->loss_cwnd = 0;
+	ca->ca_state = 0;
+	ca->ce_state = 0;
+	ca->prior_rcv_nxt = tp->rcv_nxt;
+	return 0;
+}
+
+/* Every ACK, after the kernel advanced SND.UNA: RFC 8257 §3.3 steps 1-8. Bytes are counted from the cumulative
+ * ACK (SACK blocks are ignored, as the RFC says); once SND.UNA passes the window's end, the fraction F of marked
+ * bytes updates α ← (1 − g)·α + g·F and a new window starts, ending at SND.NXT. */
+SEC("struct_ops/ecnlab_dctcp_in_ack_event")
+int ecnlab_dctcp_in_ack_event(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	__u32 flags = (__u32)ctx[1];
+	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
+	__u32 una = tp->snd_una;
+	__u32 acked = una - ca->prior_snd_una;
+
+	ca->prior_snd_una = una;
+	ca->bytes_acked += acked;
+	if (flags & CA_ACK_ECE)
+		ca->bytes_marked += acked;
+
+	if (!seq_after(una, ca->window_end))
+		return 0;
+
+	if (ca->bytes_acked > 0) {
+		__u64 f = ((__u64)ca->bytes_marked << ALPHA_SHIFT) / ca->bytes_acked; /* F, fixed point */
+		__u32 alpha = ca->alpha - (ca->alpha >> G_SHIFT) + (__u32)(f >> G_SHIFT);
+
+		ca->alpha = alpha > ALPHA_ONE ? ALPHA_ONE : alpha;
+	}
+	ca->window_end = tp->snd_nxt;
+	ca->bytes_acked = 0;
+	ca->bytes_marked = 0;
+	return 0;
+}
+
+/* The kernel asks for the new slow-start threshold when a reduction starts: on ECE (entering CWR, at most once
+ * per window, RFC 3168 §6.1.2) and on loss. RFC 8257 §3.3: cwnd ← cwnd·(1 − α/2); the kernel then brings cwnd
+ * down to this value over the next round trip. A loss is overridden to a halving in set_state / cwnd_event
+ * below (§3.5). */
+SEC("struct_ops/ecnlab_dctcp_ssthresh")
+__u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
+	__u32 cwnd = tp->snd_cwnd;
+	__u32 cut = (__u32)(((__u64)cwnd * ca->alpha) >> (ALPHA_SHIFT + 1));
+
+	ca->loss_cwnd = cwnd;
+	return max_u32(cwnd - cut, MIN_CWND);
+}
+
+/* RFC 8257 §3.5: a loss is answered as conventional TCP answers it, by halving. Called where the kernel has
+ * just asked ssthresh() for a fresh loss reduction. */
+static __attribute__((always_inline)) void react_to_loss(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp(sk);
+
+	tp->snd_ssthresh = max_u32(tp->prior_cwnd >> 1, MIN_CWND);
+}
+
+/* Fast recovery entered from Open or Disorder: the kernel called ssthresh() just before (a recovery entered
+ * during an ECN reduction keeps that reduction: one reduction per window). */
+SEC("struct_ops/ecnlab_dctcp_set_state")
+int ecnlab_dctcp_set_state(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	__u8 new_state = (__u8)ctx[1];
+	struct dctcp *ca = state(sk);
+
+	if (new_state == TCP_CA_RECOVERY && ca->ca_state < TCP_CA_CWR)
+		react_to_loss(sk);
+	ca->ca_state = new_state;
+	return 0;
+}
+
+/* The receiver's CE state machine, RFC 8257 §3.2 (the paper's Figure 10): ECE on an ACK says exactly whether
+ * the data it acknowledges carried CE. With delayed ACKs, a change of the CE bit between two data packets
+ * first flushes the pending delayed ACK for the earlier packets with the earlier ECE value, then makes the next
+ * ACK immediate; from here on every ACK carries the new value (DEMAND_CWR is the kernel's "send ECE" bit). */
+static __attribute__((always_inline)) void set_ece(struct tcp_sock *tp, __u32 ce)
+{
+	if (ce)
+		tp->ecn_flags |= TCP_ECN_DEMAND_CWR;
+	else
+		tp->ecn_flags &= ~TCP_ECN_DEMAND_CWR;
+}
+
+static __attribute__((always_inline)) void receiver_ce(struct sock *sk, __u32 ce)
+{
+	struct tcp_sock *tp = tcp(sk);
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct dctcp *ca = state(sk);
+
+	if (ce != ca->ce_state) {
+		if (icsk->icsk_ack.pending & ICSK_ACK_TIMER) {
+			/* The packets before this one were not acknowledged yet: acknowledge them with their CE bit. */
+			set_ece(tp, ca->ce_state);
+			bpf_tcp_send_ack(tp, ca->prior_rcv_nxt);
+		}
+		icsk->icsk_ack.pending |= ICSK_ACK_NOW;
+	}
+	/* The kernel calls this after RCV.NXT moved past the packet, so this is the ACK number covering it. */
+	ca->prior_rcv_nxt = tp->rcv_nxt;
+	ca->ce_state = ce;
+	set_ece(tp, ce);
+}
+
+SEC("struct_ops/ecnlab_dctcp_cwnd_event")
+int ecnlab_dctcp_cwnd_event(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	int ev = (int)ctx[1];
+
+	if (ev == CA_EVENT_ECN_IS_CE)
+		receiver_ce(sk, 1);
+	else if (ev == CA_EVENT_ECN_NO_CE)
+		receiver_ce(sk, 0);
+	else if (ev == CA_EVENT_LOSS)
+		react_to_loss(sk); /* a retransmission timeout: ssthresh() was called just before */
+	return 0;
+}
+
+/* A reduction found spurious (the kernel's undo after a false fast retransmit or timeout): return to the window
+ * held before it. */
+SEC("struct_ops/ecnlab_dctcp_undo_cwnd")
+__u32 ecnlab_dctcp_undo_cwnd(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+
+	return max_u32(tcp(sk)->snd_cwnd, state(sk)->loss_cwnd);
+}
+
+/* Window growth is standard TCP's (RFC 8257 §3.4). */
+SEC("struct_ops/ecnlab_dctcp_cong_avoid")
+int ecnlab_dctcp_cong_avoid(__u64 *ctx)
+{
+	tcp_reno_cong_avoid((struct sock *)ctx[0], (__u32)ctx[1], (__u32)ctx[2]);
+	return 0;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops ecnlab_dctcp = {
+	.init = (void *)ecnlab_dctcp_init,
+	.in_ack_event = (void *)ecnlab_dctcp_in_ack_event,
+	.ssthresh = (void *)ecnlab_dctcp_ssthresh,
+	.set_state = (void *)ecnlab_dctcp_set_state,
+	.cwnd_event = (void *)ecnlab_dctcp_cwnd_event,
+	.undo_cwnd = (void *)ecnlab_dctcp_undo_cwnd,
+	.cong_avoid = (void *)ecnlab_dctcp_cong_avoid,
+	/* Without NEEDS_ECN the kernel never reports CE to the algorithm and its receiver latches ECE as RFC 3168
+	 * does; without NON_RESTRICTED a network namespace other than the initial one cannot select it. */
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = ECNLAB_CA_NAME,
+};
+
+char _license[] SEC("license") = "Dual MIT/GPL";
