@@ -1,4 +1,5 @@
-//! `[hosts]`: what a host's egress port is, and how much a host lets wait there (TCP small queues).
+//! `[hosts]`: what a host's egress port is, how much a host lets wait there (TCP small queues), and whether its
+//! senders hand it bursts (segmentation offload).
 
 use crate::error::Error;
 use crate::units::Bytes;
@@ -25,11 +26,15 @@ pub struct Hosts {
     /// TCP small queues, `tcp_limit_output_bytes`: a lone sender as fast as the path backs up in the stack,
     /// not in an ever-growing NIC queue).
     pub tsq_limit: Bytes,
+    /// Segmentation offload (TSO/GSO): a TCP sender hands its egress bursts of up to this many bytes, which leave
+    /// back to back at line rate (`transport::TcpSender::tso_burst`, `tso_defers`); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tso_max: Option<Bytes>,
 }
 
 impl Default for Hosts {
     fn default() -> Self {
-        Hosts { egress: Egress::Nic, tsq_limit: Bytes(3000) }
+        Hosts { egress: Egress::Nic, tsq_limit: Bytes(3000), tso_max: None }
     }
 }
 

@@ -98,6 +98,17 @@ impl Scenario {
                 format!("must be in [0B, {MAX_BYTES}] (at most 1 TiB), got {}", self.hosts.tsq_limit),
             );
         }
+        if let Some(max) = self.hosts.tso_max {
+            // At least two segments of data (TSO autosizing's floor); at most 256 KiB (Linux's largest GSO size,
+            // BIG TCP aside, is 64 KiB; more is allowed for what-if runs).
+            let lo = Bytes(2 * t.mss as u64);
+            if max < lo || max > Bytes(256 * 1024) {
+                return err("hosts.tso_max", format!("must be in [{lo}, 256KiB] (two segments to 256 KiB), got {max}"));
+            }
+            if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) {
+                return err("hosts.tso_max", "segmentation offload is TCP's: RoCE (cc.kind = \"dcqcn\") has none");
+            }
+        }
         t.cc.validate().or_else(|(f, m)| err(format!("transport.cc.{f}"), m))?;
         if matches!(t.cc, crate::transport::CcConfig::Dcqcn(_)) && t.handshake {
             return err("transport.handshake", "RoCE (cc.kind = \"dcqcn\") has no handshake: set it false");

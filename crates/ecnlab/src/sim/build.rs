@@ -16,9 +16,12 @@ impl Sim {
     pub fn new(sc: &Scenario) -> Result<Sim, Error> {
         sc.validate()?;
         let (fabric, watched) = Fabric::new(sc)?;
-        // DCQCN's pacer reads the clock (validation keeps RoCE off hosts' ports like a switch's today).
-        let receiver_events_leave_senders =
-            fabric.host_ports_never_fill(sc) && !fabric.has_pfc() && !matches!(sc.transport.cc, CcConfig::Dcqcn(_));
+        // DCQCN's pacer reads the clock (validation keeps RoCE off hosts' ports like a switch's today), and so
+        // does segmentation offload's wait for a burst (a jiffy after the last send, it sends).
+        let receiver_events_leave_senders = fabric.host_ports_never_fill(sc)
+            && !fabric.has_pfc()
+            && !matches!(sc.transport.cc, CcConfig::Dcqcn(_))
+            && sc.hosts.tso_max.is_none();
         let flows = reserve_flows(sc)?;
         let workloads = sc
             .workloads
@@ -28,7 +31,7 @@ impl Sim {
             .collect::<Result<Vec<_>, _>>()?;
         let mut sim = Sim {
             clock: Clock::default(),
-            hosts: Hosts::new(sc.topology.host_count(), sc.hosts.tsq_limit, receiver_events_leave_senders),
+            hosts: Hosts::new(sc, receiver_events_leave_senders),
             flows: Flows::new(flows, sc.transport, sc.observe.fct_end == FctEnd::Acked),
             workloads,
             observer: Observer::new(sc, &fabric, watched),

@@ -20,6 +20,8 @@ pub(super) struct Hosts {
     hosts: Vec<Host>,
     /// TCP small queues: a host hands its egress data only while no more than this waits there unsent.
     tsq_limit: Bytes,
+    /// Segmentation offload: the largest burst a sender hands its egress (`hosts.tso_max`).
+    tso_max: Option<Bytes>,
     /// An event of a flow's receiver cannot make its sender send, nor wait: TCP senders (whether one sends
     /// depends on its window and its application's writes, not on the clock), hosts' ports like a switch's that
     /// never hold more than `tsq_limit`, no PFC. Then `pump_side` drains the receiver alone.
@@ -27,8 +29,13 @@ pub(super) struct Hosts {
 }
 
 impl Hosts {
-    pub(super) fn new(count: u32, tsq_limit: Bytes, receiver_events_leave_senders: bool) -> Hosts {
-        Hosts { hosts: (0..count).map(|_| Host::default()).collect(), tsq_limit, receiver_events_leave_senders }
+    pub(super) fn new(sc: &crate::Scenario, receiver_events_leave_senders: bool) -> Hosts {
+        Hosts {
+            hosts: (0..sc.topology.host_count()).map(|_| Host::default()).collect(),
+            tsq_limit: sc.hosts.tsq_limit,
+            tso_max: sc.hosts.tso_max,
+            receiver_events_leave_senders,
+        }
     }
 
     #[inline(always)]
@@ -96,16 +103,31 @@ impl Sim {
         self.arm_flow_timer(flow);
     }
 
-    /// The sender's packets onto the wire, while its host's port takes them and PFC does not pause it.
+    /// The sender's packets onto the wire, while its host's port takes them and PFC does not pause it. With
+    /// segmentation offload, in bursts: at each burst's start the sender may hold its data back for a larger
+    /// one (`Sender::tso_defers`), and TCP small queues let two bursts wait at the egress (Linux's
+    /// `tcp_small_queue_check`: twice the skb, at least `tsq_limit`).
     fn drain_sender(&mut self, flow: u32) {
         let now = self.clock.now();
+        let mut limit = self.hosts.tsq_limit;
+        let mut burst_left = 0;
         loop {
             let f = &self.flows[flow as usize];
             let (host, class) = (f.addr.src, f.addr.class);
             if f.nic_blocked {
                 break;
             }
-            if self.nic_full(host) {
+            if let Some(max) = self.hosts.tso_max {
+                if burst_left == 0 {
+                    let burst = f.sender.tso_burst(max.0);
+                    if f.sender.tso_defers(now, burst) {
+                        break; // the ACKs that open the window drain it again
+                    }
+                    burst_left = burst;
+                    limit = limit.max(Bytes(2 * burst));
+                }
+            }
+            if self.nic_full(host, limit) {
                 self.block_on_nic(host, flow);
                 break;
             }
@@ -117,8 +139,9 @@ impl Sim {
             let Some(p) = f.sender.poll_transmit(now) else {
                 break;
             };
-            if p.kind == Kind::Data && f.first_data.is_none() {
-                f.first_data = Some(now);
+            if p.kind == Kind::Data {
+                f.first_data.get_or_insert(now);
+                burst_left = burst_left.saturating_sub(p.len as u64);
             }
             self.send_from_host(host, p, &Sack::NONE);
         }
@@ -136,10 +159,9 @@ impl Sim {
         }
     }
 
-    /// Whether the host's egress holds more than `tsq_limit` bytes not yet sent (a port like a switch's: in its
+    /// Whether the host's egress holds more than `limit` bytes not yet sent (a port like a switch's: in its
     /// queues).
-    fn nic_full(&mut self, host: u32) -> bool {
-        let limit = self.hosts.tsq_limit;
+    fn nic_full(&mut self, host: u32, limit: Bytes) -> bool {
         let port = self.fabric.host_port(host);
         self.fabric.port(&mut self.clock, port).holds_more_than(limit)
     }
@@ -191,7 +213,7 @@ impl Sim {
         h.wake_pending = false;
         h.waking = false;
         while let Some(&flow) = self.hosts.hosts[host as usize].blocked.front() {
-            if self.nic_full(host) {
+            if self.nic_full(host, self.hosts.tsq_limit) {
                 self.wake_when_nic_drains(host);
                 break;
             }

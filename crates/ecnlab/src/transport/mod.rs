@@ -197,6 +197,20 @@ impl Sender {
             Sender::Roce(s) => s.written,
         }
     }
+    /// Segmentation offload's burst (`TcpSender::tso_burst`); RoCE has none (validation refuses it), so `max`.
+    pub fn tso_burst(&self, max: u64) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.tso_burst(max),
+            Sender::Roce(_) => max,
+        }
+    }
+    /// Segmentation offload holds new data back now (`TcpSender::tso_defers`); never RoCE.
+    pub fn tso_defers(&self, now: Time, burst: u64) -> bool {
+        match self {
+            Sender::Tcp(s) => s.tso_defers(now, burst),
+            Sender::Roce(_) => false,
+        }
+    }
     /// What `cwnd.csv` samples: TCP's congestion window in bytes; DCQCN's current rate R_C in Gb/s.
     pub fn window_sample(&self) -> f64 {
         match self {

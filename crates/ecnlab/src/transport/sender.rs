@@ -417,6 +417,49 @@ impl TcpSender {
         self.written
     }
 
+    /// Linux's pacing rate, which TSO autosizing reads (`tcp_update_pacing_rate`): cwnd / srtt, doubled while
+    /// cwnd is under half of ssthresh (`tcp_pacing_ss_ratio` = 200 %), × 1.2 after (`tcp_pacing_ca_ratio` =
+    /// 120 %); bytes per second. `None` before the first RTT sample.
+    fn pacing_rate(&self) -> Option<f64> {
+        let srtt = self.srtt?.as_secs_f64();
+        let ratio = if self.cwnd < self.ssthresh / 2 { 2.0 } else { 1.2 };
+        (srtt > 0.0).then(|| self.cwnd as f64 * ratio / srtt)
+    }
+
+    /// Segmentation offload's burst (`hosts.tso_max`), sized as Linux's `tcp_tso_autosize` before 5.18 sizes it:
+    /// the pacing rate shifted right by `sk_pacing_shift` = 10 (about 1 ms of it), in whole segments, at least
+    /// two, at most `max` bytes of data; `max` before an RTT sample (Linux's rate is then unbounded). Kernels
+    /// from 5.18 add `gso_max_size >> (min_rtt_us >> 9)`, a full 64 KiB below 512 µs of RTT: `max` says which.
+    pub fn tso_burst(&self, max: u64) -> u64 {
+        let most = (max / self.mss).max(2);
+        let segs = self.pacing_rate().map_or(most, |r| ((r / 1024.0) as u64 / self.mss).clamp(2, most));
+        segs * self.mss
+    }
+
+    /// Whether segmentation offload holds new data back now, to send it later as a larger burst: Linux's
+    /// `tcp_tso_should_defer`, less its last test (the oldest unacknowledged segment's age against srtt/2,
+    /// which needs each segment's send time). It sends at once when not in plain congestion avoidance or
+    /// slow start (a handshake, recovery, go-back-N after a timeout), with nothing in flight, a jiffy (1 ms,
+    /// HZ = 1000) after its last send, when a full `burst` fits the window, when the closed stream's rest fits
+    /// (its FIN), or when a third of the window is open (`tcp_tso_win_divisor` = 3); otherwise it waits for the
+    /// ACKs that open the window further (each drains the sender again).
+    pub fn tso_defers(&self, now: Time, burst: u64) -> bool {
+        let flight = self.snd_nxt - self.snd_una;
+        let unsent = self.app_available().saturating_sub(self.snd_nxt);
+        let room = self.cwnd.saturating_sub(flight);
+        let plain = self.state == State::Established
+            && !self.in_recovery
+            && self.rtx_now.is_none()
+            && self.snd_nxt == self.snd_max;
+        plain
+            && flight > 0
+            && unsent > 0
+            && now.saturating_sub(self.last_send) < Time::from_ms(1)
+            && room < burst
+            && !(self.closed && room >= unsent)
+            && room < self.cwnd / 3
+    }
+
     /// The next packet this sender wants to put on the wire, if the window allows.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         if self.state == State::SynSent {
@@ -722,5 +765,64 @@ mod tests {
         insert_range(&mut v, 50, 60);
         insert_range(&mut v, 5, 12);
         assert_eq!(v, vec![(5, 40), (50, 60)]);
+    }
+
+    /// TSO autosizing, worked by hand: the pacing rate (cwnd / srtt, ×2 in slow start, ×1.2 after) over 1 024
+    /// (about 1 ms of it), in whole segments of 1 000 B, at least two, at most `max`.
+    #[test]
+    fn tso_bursts_are_a_millisecond_of_the_pacing_rate_between_two_segments_and_max() {
+        let mut s = established(CcConfig::Reno, Recovery::Newreno, 10_000 * MSS);
+        let max = 64_000;
+        assert_eq!(s.tso_burst(max), 64 * MSS, "no RTT sample yet: the largest burst");
+        // Slow start: 100 segments over 10 ms → 2 × 10^7 B/s → 19 531 B a "millisecond" → 19 segments.
+        s.cwnd = 100 * MSS;
+        s.srtt = Some(Time::from_ms(10));
+        assert_eq!(s.tso_burst(max), 19 * MSS);
+        // Congestion avoidance (cwnd ≥ ssthresh / 2): × 1.2 → 1.2 × 10^7 B/s → 11 718 B → 11 segments.
+        s.ssthresh = 150 * MSS;
+        assert_eq!(s.tso_burst(max), 11 * MSS);
+        // Fast: 100 µs of RTT would give 117 187 B: capped at `max`.
+        s.srtt = Some(Time::from_us(100));
+        assert_eq!(s.tso_burst(max), 64 * MSS);
+        // Slow: 4 segments over 100 ms → 48 000 B/s → 46 B: the floor of two segments.
+        s.cwnd = 4 * MSS;
+        s.srtt = Some(Time::from_ms(100));
+        assert_eq!(s.tso_burst(max), 2 * MSS);
+    }
+
+    /// `tcp_tso_should_defer`'s tests one by one, on a sender in congestion avoidance with data in flight.
+    #[test]
+    fn tso_waits_for_a_burst_only_while_acks_are_due_and_little_window_is_open() {
+        let mut s = established(CcConfig::Reno, Recovery::Newreno, 10_000 * MSS);
+        s.closed = false;
+        s.cwnd = 30 * MSS;
+        s.snd_una = 0;
+        s.snd_nxt = 25 * MSS;
+        s.snd_max = 25 * MSS;
+        s.last_send = Time::from_us(500);
+        let now = Time::from_us(600);
+        // 5 segments open, under a third of the window (10) and the burst (20): wait.
+        assert!(s.tso_defers(now, 20 * MSS));
+        // A full burst fits, or a third of the window is open: send.
+        assert!(!s.tso_defers(now, 5 * MSS));
+        s.snd_nxt = 20 * MSS;
+        s.snd_max = 20 * MSS;
+        assert!(!s.tso_defers(now, 20 * MSS), "10 segments open: a third of the window");
+        s.snd_nxt = 25 * MSS;
+        s.snd_max = 25 * MSS;
+        // A jiffy since the last send: nothing worth waiting for.
+        assert!(!s.tso_defers(Time::from_us(1_500), 20 * MSS));
+        // The closed stream's rest fits (its FIN goes with it).
+        s.written = 28 * MSS;
+        s.closed = true;
+        assert!(!s.tso_defers(now, 20 * MSS));
+        s.written = 10_000 * MSS;
+        // Nothing in flight, or recovery: send.
+        assert!(s.tso_defers(now, 20 * MSS));
+        s.in_recovery = true;
+        assert!(!s.tso_defers(now, 20 * MSS));
+        s.in_recovery = false;
+        s.snd_una = 25 * MSS;
+        assert!(!s.tso_defers(now, 20 * MSS));
     }
 }

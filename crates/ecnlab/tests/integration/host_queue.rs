@@ -196,3 +196,29 @@ fn the_old_transport_keys_still_read_as_hosts_keys_with_a_note() {
         other => panic!("want a config error, got {other:?}"),
     }
 }
+
+/// Segmentation offload (`hosts.tso_max`): ECN♯ §3.4 blames "NIC offloading (GSO, LSO, etc.)" for queue
+/// oscillation. Eight DCTCP senders into one 10 Gb/s port, with and without 64 KB bursts: the same goodput (the
+/// bottleneck stays busy), but the queue swings wider, higher and lower, around its threshold.
+#[test]
+fn segmentation_offload_bursts_make_the_bottleneck_queue_oscillate() {
+    let sets = ["duration=300ms", "observe.warmup=100ms"];
+    let plain = run_builtin("dctcp-8flows", &sets);
+    let tso = run_builtin("dctcp-8flows", &[&sets[..], &["hosts.tso_max=64KB"]].concat());
+    let (a, b) = (port(&plain, "s0->h0"), port(&tso, "s0->h0"));
+    let occ = |p: &serde_json::Value, k: &str| f(&p["occupancy"][k]);
+    let goodput = |r: &ecnlab::RunReport| f(&r.summary["goodput"]["total_gbps"]);
+    assert!((goodput(&tso) / goodput(&plain) - 1.0).abs() < 0.01, "{} vs {}", goodput(&tso), goodput(&plain));
+    assert!(occ(b, "std_bytes") > 1.3 * occ(a, "std_bytes"), "std {} vs {}", occ(b, "std_bytes"), occ(a, "std_bytes"));
+    assert!(occ(b, "max_pkts") > occ(a, "max_pkts"));
+    assert!(occ(b, "min_pkts") < occ(a, "min_pkts"));
+}
+
+/// `hosts.tso_max` is a burst of data: two segments at least, 256 KiB at most.
+#[test]
+fn segmentation_offload_outside_its_range_is_refused() {
+    for (set, field) in [("hosts.tso_max=2000B", "hosts.tso_max"), ("hosts.tso_max=1MB", "hosts.tso_max")] {
+        let e = Scenario::from_toml(LONE_FLOW, &[set.to_string()]).unwrap_err();
+        assert!(matches!(&e, Error::Config { path, .. } if path == field), "{set}: {e}");
+    }
+}
