@@ -44,8 +44,8 @@ USAGE:
 
 SCENARIO is a TOML file, the name of a shipped scenario (see `list`), or TOML text. `run`, `bench` and `reproduce`
 take --no-fast-paths: every fast path off (lazy departures, idle pass-through, one-sided pumps); the same results, slower.
-Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input, 130 interrupted (Ctrl-C; 143 on
-SIGTERM): `run` then writes no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
+Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input (and `emulate` without root), 130 interrupted (Ctrl-C; 143 on
+SIGTERM): `run` and `emulate` then write no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
 
 struct Args {
     rest: Vec<String>,

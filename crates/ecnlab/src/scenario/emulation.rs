@@ -356,3 +356,31 @@ mod tests {
         assert_eq!(again.emulation_settings().rate_cap, crate::units::Rate(1_000_000_000));
     }
 }
+
+#[cfg(test)]
+mod simulator_ignores_it {
+    use crate::Scenario;
+
+    #[test]
+    fn a_scenario_with_the_section_runs_in_the_simulator_with_identical_results() {
+        // The shipped emulation example, shortened, with and without its [emulation] table.
+        let text = crate::builtin::scenario("emu-ecnstar-2flows").expect("shipped");
+        let cut: Vec<String> = ["duration=300ms", "observe.warmup=100ms"].iter().map(|s| s.to_string()).collect();
+        let with = Scenario::from_toml(text, &cut).unwrap();
+        assert!(with.emulation.is_some());
+        let mut without = with.clone();
+        without.emulation = None;
+        let summary = |sc: &Scenario| {
+            let r = crate::run_with(sc, &crate::RunOptions::default()).expect("runs");
+            let mut s = r.summary.clone();
+            for k in ["wall_time_s", "events_per_s"] {
+                s[k] = serde_json::Value::Null;
+            }
+            s["scenario"]["hash"] = serde_json::Value::Null; // config.toml differs by the table itself
+            (s, r.fct_csv())
+        };
+        let (a, b) = (summary(&with), summary(&without));
+        assert!(a.0["events"].as_u64().unwrap() > 0);
+        assert_eq!(a, b);
+    }
+}
