@@ -223,6 +223,10 @@ pub fn run(sc: &Scenario, pcap_dir: Option<&Path>, opts: &Options) -> Result<Emu
         ("net.ipv4.tcp_ecn", stack.tcp_ecn.to_string()),
         ("net.ipv4.tcp_sack", ((t.recovery == Recovery::Sack) as u8).to_string()),
         ("net.ipv4.tcp_slow_start_after_idle", (t.restart_after_idle as u8).to_string()),
+        // A run that is killed leaves its senders' sockets to the kernel as orphans, retrying into a switch that
+        // is gone; with the default (8 retries from a 200 ms base) they hold their namespace, and a BPF DCTCP's
+        // map, for minutes. One retry lets them go within about a second.
+        ("net.ipv4.tcp_orphan_retries", "1".to_string()),
     ];
     let spec = TestbedSpec {
         hosts: sc.host_count() as usize,
