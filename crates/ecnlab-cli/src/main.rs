@@ -31,6 +31,9 @@ ecnlab-sim — fast deterministic simulator for ECN marking in datacenter switch
 USAGE:
   ecnlab-sim run SCENARIO --out DIR [--seed N] [--set path=value]...
   ecnlab-sim validate SCENARIO [--set path=value]...
+  ecnlab-sim emulate SCENARIO --out DIR [--set path=value]...   (root: real TCP stacks through ecnlab's ports)
+  ecnlab-sim emulate --cleanup   (removes namespaces and DCTCP registrations left by killed emulations)
+  ecnlab-sim emulate --bench [--rate R]... [--seconds S]   (the software switch's forwarding benchmark)
   ecnlab-sim list
   ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
   ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
@@ -41,8 +44,8 @@ USAGE:
 
 SCENARIO is a TOML file, the name of a shipped scenario (see `list`), or TOML text. `run`, `bench` and `reproduce`
 take --no-fast-paths: every fast path off (lazy departures, idle pass-through, one-sided pumps); the same results, slower.
-Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input, 130 interrupted (Ctrl-C; 143 on
-SIGTERM): `run` then writes no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
+Exit codes: 0 success, 1 run failure or failed checks, 2 invalid input (and `emulate` without root), 130 interrupted (Ctrl-C; 143 on
+SIGTERM): `run` and `emulate` then write no directory; `reproduce` keeps finished points in DIR/runs/ and resumes from them.";
 
 struct Args {
     rest: Vec<String>,
@@ -128,6 +131,121 @@ fn cmd_run(mut a: Args) -> Result<(), Error> {
         s["goodput"]["total_gbps"].as_f64().unwrap_or(0.0),
         out
     );
+    Ok(())
+}
+
+/// The software switch's errors as this front reports them: what the user must change (privileges, settings)
+/// exits 2, failures of the run 1.
+fn switch_err(e: ecnlab_switch::Error) -> Error {
+    use ecnlab_switch::Error as E;
+    match e {
+        E::Ecnlab(e) => e,
+        E::Config { field, msg } => Error::config(field, msg),
+        e @ E::Permission { .. } => Error::config("privileges", e.to_string()),
+        e => Error::Run(e.to_string()),
+    }
+}
+
+/// `emulate`: the scenario on the software switch with the hosts' kernels (docs/EMULATION.md), written as the
+/// simulator's run directory plus pcap/ and an `emulation` block in summary.json.
+fn cmd_emulate(mut a: Args) -> Result<(), Error> {
+    // The harness's own signal cleanup first, then this command's handler over it: Ctrl-C cancels the run,
+    // which then removes everything itself and exits 130 (a second Ctrl-C ends at once; `--cleanup` removes
+    // what that leaves).
+    ecnlab_switch::netns::install_signal_cleanup().map_err(switch_err)?;
+    interrupt::install();
+    if a.flag("--cleanup") {
+        a.done()?;
+        let removed = ecnlab_switch::emulate::cleanup().map_err(switch_err)?;
+        for r in &removed {
+            out!("removed {r}");
+        }
+        eprintln!("emulate --cleanup: {} removed", removed.len());
+        return Ok(());
+    }
+    if a.flag("--bench") {
+        return emulate_bench(a);
+    }
+    let out = a.value("--out")?.ok_or_else(|| Error::config("--out", "missing: where to write the run directory"))?;
+    let sets = a.values("--set")?;
+    let spec = a.positional("SCENARIO")?;
+    a.done()?;
+    let sc = load(&spec, &sets)?;
+    // Everything that refuses the run does so before a directory is staged.
+    sc.check_emulatable()?;
+    ecnlab_switch::netns::require_capabilities().map_err(switch_err)?;
+    let staged = ecnlab::outdir::Staged::new(Path::new(&out))?;
+    let opts = ecnlab_switch::emulate::Options {
+        cancel: interrupt::token(),
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let pcap = ecnlab_switch::emulate::pcap_dir(staged.dir());
+    let run = ecnlab_switch::emulate::run(&sc, Some(&pcap), &opts).map_err(switch_err)?;
+    interrupt::token().check()?;
+    run.write_staged(staged)?;
+    let s = &run.summary;
+    let port = ecnlab::sim::busiest_port(s).map(|(n, p)| (n.to_string(), p["occupancy"]["mean_pkts"].clone()));
+    eprintln!(
+        "emulated {} ({} s, hosts' TCP: {}) in {:.2} s wall; goodput {:.4} Gb/s{}; ring drops {}, late offers {} → {}",
+        if sc.name.is_empty() { &spec } else { &sc.name },
+        s["sim_time_s"],
+        s["emulation"]["host_cc"].as_str().unwrap_or("?"),
+        s["wall_time_s"].as_f64().unwrap_or(0.0),
+        s["goodput"]["total_gbps"].as_f64().unwrap_or(0.0),
+        port.map(|(n, q)| format!(", {n} mean queue {:.2} pkts", q.as_f64().unwrap_or(0.0))).unwrap_or_default(),
+        s["emulation"]["ring_drops"],
+        s["emulation"]["late_offers"],
+        out
+    );
+    Ok(())
+}
+
+/// `emulate --bench`: the forwarding benchmark at each `--rate` (default 100 Mb/s and 1 Gb/s), a table on
+/// stderr and one JSON object per rate on stdout.
+fn emulate_bench(mut a: Args) -> Result<(), Error> {
+    let rates: Vec<ecnlab::units::Rate> = a
+        .values("--rate")?
+        .iter()
+        .map(|r| parse::<ecnlab::units::Rate>("--rate", Some(r.clone()), "a rate such as 100Mbps or 1Gbps"))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let secs: f64 = parse("--seconds", a.value("--seconds")?, "seconds, 0.5 to 60")?.unwrap_or(2.0);
+    a.done()?;
+    if !(0.5..=60.0).contains(&secs) {
+        return Err(Error::config("--seconds", format!("{secs}: allowed 0.5 to 60")));
+    }
+    let rates = if rates.is_empty() {
+        vec![ecnlab::units::Rate(100_000_000), ecnlab::units::Rate(1_000_000_000)]
+    } else {
+        rates
+    };
+    if let Some(r) = rates.iter().find(|r| r.0 < 1_000_000 || r.0 > 10_000_000_000) {
+        return Err(Error::config("--rate", format!("{r}: allowed 1 Mb/s to 10 Gb/s")));
+    }
+    ecnlab_switch::netns::require_capabilities().map_err(switch_err)?;
+    for rate in rates {
+        interrupt::token().check()?;
+        let b = ecnlab_switch::bench::forwarding(rate, std::time::Duration::from_secs_f64(secs)).map_err(switch_err)?;
+        let p = &b.port;
+        eprintln!(
+            "{rate}: {:.4} Gb/s = {:.4} of the rate, {:.0} packets/s; departure gap p50 {:.3} us (ideal {:.3}), p99 {:.3} us; \
+             added RTT p50 {:.1} us, p99 {:.1} us (over a {:.1} us model); ring drops {}, late offers {}",
+            b.received_bps / 1e9,
+            b.achieved,
+            b.received_pps,
+            p.gap_ns.p50 / 1e3,
+            p.ideal_gap_ns.p50 / 1e3,
+            p.gap_ns.p99 / 1e3,
+            b.added_rtt_ns.p50 / 1e3,
+            b.added_rtt_ns.p99 / 1e3,
+            b.model_rtt.as_secs_f64() * 1e6,
+            p.ring_drops,
+            b.switch.late_offers,
+        );
+        out!("{}", b.to_json());
+    }
     Ok(())
 }
 
@@ -661,6 +779,7 @@ fn main() -> ExitCode {
     let r = use_huge_pages(&cmd).and_then(|()| match cmd.as_str() {
         "run" => cmd_run(a),
         "validate" => cmd_validate(a),
+        "emulate" => cmd_emulate(a),
         "list" => cmd_list(a),
         "bench" => cmd_bench(a),
         "reproduce" => cmd_reproduce(a),

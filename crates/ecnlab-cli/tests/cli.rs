@@ -632,3 +632,172 @@ fn ctrl_c_stops_a_run_with_exit_130_one_line_and_no_directory() {
     assert_eq!(stderr(&o), "interrupted\n");
     assert!(stdout(&o).is_empty(), "no benchmark record: {}", stdout(&o));
 }
+
+// ---- emulate: the scenario on the software switch with real kernel TCP (docs/EMULATION.md) ----
+
+/// Emulations busy-poll a core each and share the machine's namespaces: one at a time in this binary (the
+/// command itself also waits for any other emulation on the machine).
+static EMULATION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The lock for a test that emulates, or `None` (and why, printed) without the privileges it needs.
+fn emulation_guard() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Err(e) = ecnlab_switch::netns::require_capabilities() {
+        eprintln!("skipped: {e}");
+        return None;
+    }
+    Some(EMULATION.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Every key path of a JSON value, array indices included, as `a.b.0.c`.
+fn key_paths(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    let join = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.insert(join(k));
+            key_paths(x, &join(k), out);
+        }),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| key_paths(x, &join(&i.to_string()), out)),
+        _ => {}
+    }
+}
+
+/// Namespaces of the harness that exist now.
+fn ecnlab_namespaces() -> Vec<String> {
+    std::fs::read_dir("/run/netns")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<String>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n: &String| n.starts_with(ecnlab_switch::netns::PREFIX))
+        .collect()
+}
+
+const EMU_SHORT: [&str; 4] = ["--set", "duration=2s", "--set", "observe.warmup=500ms"];
+
+#[test]
+fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_only_ones() {
+    let Some(_g) = emulation_guard() else { return };
+    let dir = scratch("emulate-keys");
+    let (emu, simulated) = (dir.join("emu"), dir.join("sim"));
+    let o = sim(&[&["emulate", "emu-ecnstar-2flows", "--out", path_str(&emu)], &EMU_SHORT[..]].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = sim(&[&["run", "emu-ecnstar-2flows", "--out", path_str(&simulated)], &EMU_SHORT[..]].concat());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let read = |d: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let (e, s) = (read(&emu), read(&simulated));
+    let (mut ke, mut ks) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    key_paths(&e, "", &mut ke);
+    key_paths(&s, "", &mut ks);
+    // A simulator-only path (`*` for any port) covers itself and everything under it.
+    let simulator_only = |k: &str| {
+        ecnlab_switch::emulate::SIMULATOR_ONLY.iter().any(|p| {
+            let (kp, pp): (Vec<&str>, Vec<&str>) = (k.split('.').collect(), p.split('.').collect());
+            kp.len() >= pp.len() && pp.iter().zip(&kp).all(|(p, k)| *p == "*" || p == k)
+        })
+    };
+    let missing: Vec<&String> = ks.difference(&ke).filter(|k| !simulator_only(k)).collect();
+    assert!(missing.is_empty(), "keys the simulator writes and the emulation does not: {missing:?}");
+    let extra: Vec<&String> = ke.difference(&ks).filter(|k| !k.starts_with("emulation")).collect();
+    assert!(extra.is_empty(), "keys only the emulation writes outside its own block: {extra:?}");
+    // The run directory is the simulator's, plus the capture the scenario asks for.
+    for f in ["config.toml", "fct.csv", "series/queues.csv", "series/delivered.csv", ".ecnlab"] {
+        assert!(emu.join(f).is_file(), "{f}");
+    }
+    let pcap = std::fs::read(emu.join("pcap/s0-h0-egress.pcap")).unwrap();
+    assert_eq!(&pcap[..4], &0xa1b2_3c4du32.to_ne_bytes(), "a nanosecond libpcap file");
+    // Real stacks went through ecnlab's port: it marked, the hosts' Reno answered, nothing was lost.
+    let port = &e["ports"]["s0->h0"];
+    assert!(port["window_counters"]["marked_pkts"].as_u64().unwrap() > 0);
+    assert_eq!(e["totals"]["dropped_pkts"], 0);
+    assert_eq!(e["emulation"]["host_cc"], "reno");
+    assert_eq!(e["emulation"]["tcp_ecn"], 1);
+    assert!(e["goodput"]["total_gbps"].as_f64().unwrap() > 0.05, "{}", e["goodput"]);
+    assert!(ecnlab_namespaces().iter().all(|n| !n.contains(&format!("-{}-", std::process::id()))));
+}
+
+#[test]
+fn a_scenario_that_cannot_be_emulated_is_refused_with_exit_2_and_no_directory() {
+    // No privileges needed: the scenario is refused before anything is built or staged.
+    let dir = scratch("emulate-refused");
+    for (set, field) in [
+        ("topology.rate=10Gbps", "topology.rate"),
+        ("transport.cc={ kind = \"dcqcn\" }", "transport.cc.kind"),
+        ("workloads.0={ kind = \"poisson\", load = 0.5, cdf = [\"websearch\"] }", "workloads.0.kind"),
+    ] {
+        let out = dir.join("out");
+        let mut args = vec!["emulate", "emu-ecnstar-2flows", "--out", path_str(&out), "--set", set];
+        if set.contains("dcqcn") {
+            args.extend(["--set", "transport.handshake=false"]);
+        }
+        let o = sim(&args);
+        assert_eq!(code(&o), 2, "{set}: {}", stderr(&o));
+        assert!(stderr(&o).contains(field), "{set}: {}", stderr(&o));
+        assert!(!out.exists() && leftovers(&out).is_empty(), "{set}: nothing written");
+    }
+}
+
+#[test]
+fn emulate_interrupted_or_killed_leaves_nothing_that_cleanup_does_not_remove() {
+    let Some(_g) = emulation_guard() else { return };
+    let dir = scratch("emulate-killed");
+    let start = |out: &Path, cc: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ecnlab-sim"))
+            .args(["emulate", "emu-ecnstar-2flows", "--out", path_str(out), "--set", "duration=20s"])
+            .args(["--set", &format!("transport.cc={{ kind = \"{cc}\" }}")])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starts")
+    };
+    // Its namespaces exist once the run is under way.
+    let running = |pid: u32| {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_secs(8) {
+            if ecnlab_namespaces().iter().filter(|n| n.starts_with(&format!("ecnlab-{pid}-"))).count() == 4 {
+                std::thread::sleep(std::time::Duration::from_millis(700));
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("emulate {pid} did not build its namespaces");
+    };
+    let ours = |pid: u32| ecnlab_namespaces().into_iter().filter(|n| n.starts_with(&format!("ecnlab-{pid}-"))).count();
+
+    // Ctrl-C: exit 130, its namespaces removed by the run itself, no run directory.
+    let out = dir.join("int");
+    let child = start(&out, "ecnstar");
+    let pid = child.id();
+    running(pid);
+    unsafe { libc_kill(pid as i32, 2) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ours(pid), 0, "namespaces left after Ctrl-C");
+    assert!(!out.exists() && leftovers(&out).is_empty(), "nothing written after Ctrl-C");
+
+    // SIGKILL with ecnlab's DCTCP registered: the namespaces stay until `--cleanup`; the kernel unregisters the
+    // algorithm with the process (a BPF link). (Its map object lingers while sockets of the dead run, closing
+    // in the kernel, still refer to it: up to a minute of TIME_WAIT.)
+    let out = dir.join("kill");
+    let mut child = start(&out, "dctcp");
+    let pid = child.id();
+    running(pid);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(ours(pid), 4, "a killed run cannot remove its namespaces");
+    let o = sim(&["emulate", "--cleanup"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("namespace ecnlab-{pid}-")), "{}", stdout(&o));
+    assert_eq!(ours(pid), 0, "namespaces left after --cleanup");
+    let t0 = std::time::Instant::now();
+    let registered = || ecnlab_switch::cc::available().unwrap().iter().any(|a| a == ecnlab_switch::cc::DCTCP_NAME);
+    while registered() && t0.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!registered(), "ecnlab_dctcp still registered");
+    assert!(!out.exists(), "no run directory from a killed run");
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}

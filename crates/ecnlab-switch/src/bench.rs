@@ -1,7 +1,9 @@
 //! The forwarding benchmark: a paced UDP blaster in h0 keeps h1's port backlogged with 1500-byte packets;
 //! what h1 receives per second against the port's rate, and the port's departure gaps against the ideal.
+//! Before the blaster starts, UDP echoes between the idle hosts measure the round trip the switch adds to
+//! its links' model.
 
-use crate::dataplane::{build_port, Link, LinkReport, Report, Switch, SwitchConfig};
+use crate::dataplane::{build_port, Link, LinkReport, Quantiles, Report, Switch, SwitchConfig};
 use crate::error::{Error, Result};
 use crate::netns::{Testbed, TestbedSpec};
 use ecnlab::scenario::PortSettings;
@@ -27,6 +29,38 @@ pub struct BenchReport {
     /// h1's port over the window (departure gaps, lateness, counters).
     pub port: LinkReport,
     pub switch: Report,
+    /// Idle round trips h0 → h1 → h0 of 64-byte UDP echoes, less the links' model of them (each way: the
+    /// host's link and the switch's port, serialization and propagation): what the software switch and the
+    /// two hosts' UDP stacks add, ns.
+    pub added_rtt_ns: Quantiles,
+    /// The model's round trip the added time is measured against.
+    pub model_rtt: Time,
+}
+
+/// Echoes sent in the idle phase, one every 2 ms.
+const ECHOES: usize = 200;
+/// An echo's UDP payload: a 64-byte IP packet.
+const ECHO_PAYLOAD: usize = 64 - 28;
+
+impl BenchReport {
+    /// The report as JSON: h1's port (`s0->h1`) delivering 1500-byte packets at the benchmark's rate.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "rate_gbps": self.rate.as_gbps(),
+            "port": "s0->h1",
+            "packet_bytes": PACKET,
+            "received_gbps": self.received_bps / 1e9,
+            "received_pps": self.received_pps,
+            "achieved": self.achieved,
+            "utilization": self.port.utilization,
+            "added_rtt": self.added_rtt_ns.json_us(),
+            "model_rtt_us": self.model_rtt.as_secs_f64() * 1e6,
+            "late_offers": self.switch.late_offers,
+            "stalls": self.switch.stalls_ns.json_us(),
+        });
+        v["data_plane"] = self.port.data_plane_json();
+        v
+    }
 }
 
 /// Runs the benchmark at `rate` for `window` (after 300 ms of warm-up).
@@ -41,6 +75,15 @@ pub fn forwarding(rate: Rate, window: Duration) -> Result<BenchReport> {
     };
     let cfg = SwitchConfig::new(vec![link(0, Rate(rate.0 * 10))?, link(1, rate)?], 1500);
     let sw = Switch::start(tb.switch(), cfg)?;
+    // Out: h0's link (10x the rate), then h1's port; back: h1's link, then h0's port (both at the rate); 10 us
+    // of propagation on each of the four.
+    let echo = Bytes(64);
+    let model_rtt = Rate(rate.0 * 10).tx_time(echo) + Time(rate.tx_time(echo).0 * 3) + Time::from_us(40);
+    let rtts = echo_rtts(&tb)?;
+    let mut added = ecnlab::observe::LogHist::default();
+    for r in rtts {
+        added.add(r.saturating_sub(model_rtt.0 / 1000), 1);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let received = Arc::new(AtomicU64::new(0));
     let rx = tb.host(1).ns.run(|| UdpSocket::bind("0.0.0.0:9"))?.map_err(|e| Error::os("bind in h1", e))?;
@@ -99,7 +142,54 @@ pub fn forwarding(rate: Rate, window: Duration) -> Result<BenchReport> {
     let pps = (n1 - n0) as f64 / secs;
     let bps = pps * (PACKET * 8) as f64;
     let port = report.links[1].clone();
-    Ok(BenchReport { rate, received_bps: bps, received_pps: pps, achieved: bps / rate.0 as f64, port, switch: report })
+    let (achieved, added_rtt_ns) = (bps / rate.0 as f64, Quantiles::of(&added));
+    Ok(BenchReport {
+        rate,
+        received_bps: bps,
+        received_pps: pps,
+        achieved,
+        port,
+        switch: report,
+        added_rtt_ns,
+        model_rtt,
+    })
+}
+
+/// Round trips of UDP echoes h0 → h1 → h0 on the idle testbed, ns.
+fn echo_rtts(tb: &Testbed) -> Result<Vec<u64>> {
+    let server = tb.host(1).ns.run(|| UdpSocket::bind("0.0.0.0:7"))?.map_err(|e| Error::os("bind in h1", e))?;
+    server.set_read_timeout(Some(Duration::from_millis(50))).map_err(|e| Error::os("h1's socket", e))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while !s.load(Ordering::Relaxed) {
+            if let Ok((n, from)) = server.recv_from(&mut buf) {
+                let _ = server.send_to(&buf[..n], from);
+            }
+        }
+    });
+    let dst = tb.host(1).addr;
+    let rtts = tb.host(0).ns.run(move || -> std::io::Result<Vec<u64>> {
+        let c = UdpSocket::bind("0.0.0.0:0")?;
+        c.connect((dst, 7))?;
+        c.set_read_timeout(Some(Duration::from_millis(100)))?;
+        let (msg, mut buf) = ([0x17u8; ECHO_PAYLOAD], [0u8; 256]);
+        let mut out = Vec::with_capacity(ECHOES);
+        for _ in 0..ECHOES {
+            let t = Instant::now();
+            c.send(&msg)?;
+            // A lost echo (none expected on an idle path) is left out rather than counted as a round trip.
+            if c.recv(&mut buf).is_ok() {
+                out.push(t.elapsed().as_nanos() as u64);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Ok(out)
+    })?;
+    stop.store(true, Ordering::Relaxed);
+    let _ = echo.join();
+    rtts.map_err(|e| Error::os("UDP echoes from h0", e))
 }
 
 /// A receive buffer beyond net.core.rmem_max (SO_RCVBUFFORCE, as root), so h1 drops nothing itself.

@@ -44,6 +44,7 @@
 pub mod bench;
 pub mod cc;
 pub mod dataplane;
+pub mod emulate;
 pub mod error;
 pub mod frame;
 pub mod netns;

@@ -500,7 +500,7 @@ fn set_offloads(ns: &Netns, ifname: &str, segmentation: bool) -> Result<()> {
 /// SIGINT and SIGTERM remove every live testbed's namespaces, then end the process as the signal would.
 /// The handler only writes a byte to a pipe (what a handler may do); a watcher thread does the removal and
 /// re-raises the signal with its default action.
-fn install_signal_cleanup() -> Result<()> {
+pub fn install_signal_cleanup() -> Result<()> {
     static ONCE: Once = Once::new();
     static mut PIPE_W: i32 = -1;
     let mut err = None;

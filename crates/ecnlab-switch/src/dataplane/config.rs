@@ -87,6 +87,20 @@ pub struct SwitchConfig {
     /// DSCP → class (the port's queue: classes beyond its last queue share the last one).
     pub class_of_dscp: [u8; 64],
     pub captures: Vec<Capture>,
+    /// Bytes kept of each captured frame (the pcap snap length).
+    pub capture_snaplen: u32,
+    /// Sample every queue's backlog in virtual time (series/queues.csv), or `None`.
+    pub sampling: Option<Sampling>,
+}
+
+/// Queue samples at `t0`, `t0 + step`, … for at most `rows` instants (the memory for them is taken when the
+/// switch starts, so sampling allocates nothing while it forwards).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    /// The first instant (the monotonic clock, as the ports' time).
+    pub t0: Time,
+    pub step: Time,
+    pub rows: usize,
 }
 
 /// Class c is DSCP c: the convention the endpoints follow (a socket of class c sets IP_TOS = c << 2).
@@ -112,6 +126,8 @@ impl SwitchConfig {
             uplink_limit: Bytes(4_000_000),
             class_of_dscp: identity_dscp(),
             captures: Vec::new(),
+            capture_snaplen: 65_535,
+            sampling: None,
         }
     }
 

@@ -14,8 +14,8 @@
 mod config;
 mod report;
 
-pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, SwitchConfig};
-pub use report::{LinkReport, Quantiles, Report};
+pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, Sampling, SwitchConfig};
+pub use report::{LinkReport, Quantiles, QueueSamples, Report};
 
 use crate::error::{Error, Result};
 use crate::frame::{self, Headers, ETH_HDR};
@@ -189,6 +189,10 @@ impl Switch {
         if cfg.links.is_empty() {
             return Err(Error::config("links", "a switch needs at least one link"));
         }
+        if !(64..=65_535).contains(&cfg.capture_snaplen) {
+            #[rustfmt::skip]
+            return Err(Error::config("capture_snaplen", format!("{} B; allowed 64 to 65535", cfg.capture_snaplen)));
+        }
         if !(64..=1 << 20).contains(&cfg.ring_frames) {
             return Err(Error::config("ring_frames", format!("{}; allowed 64 to 1048576", cfg.ring_frames)));
         }
@@ -285,6 +289,8 @@ struct Engine {
     /// Rounds of the loop that came more than 50 us after the one before (the thread descheduled or held
     /// up in the kernel), by their length.
     stalls: LogHist,
+    /// Queue samples taken so far, the next instant due, and the most rows kept.
+    samples: Option<(QueueSamples, usize)>,
 }
 
 fn hist() -> LogHist {
@@ -327,7 +333,7 @@ impl Engine {
             let capture = |d| -> Result<Option<PcapWriter>> {
                 match cfg.captures.iter().find(|c| c.link == i && c.direction == d) {
                     None => Ok(None),
-                    Some(c) => PcapWriter::create(&c.path, 65_535)
+                    Some(c) => PcapWriter::create(&c.path, cfg.capture_snaplen)
                         .map(Some)
                         .map_err(|e| Error::Io { what: format!("creating {}", c.path.display()), source: e }),
                 }
@@ -355,6 +361,12 @@ impl Engine {
         if let Some(c) = cfg.captures.iter().find(|c| c.link >= links.len()) {
             return Err(Error::config("captures.link", format!("link {}; the switch has {}", c.link, links.len())));
         }
+        let samples = cfg.sampling.map(|s| {
+            let queues: Vec<usize> = links.iter().map(|l| l.port.queue_count()).collect();
+            let cols: usize = queues.iter().sum();
+            let bytes = Vec::with_capacity(cols * s.rows);
+            (QueueSamples { t0: s.t0, step: s.step.max(Time::from_ns(1)), queues, bytes }, s.rows)
+        });
         let slot = (cfg.mtu as usize + ETH_HDR).next_multiple_of(64);
         let mut e = Engine {
             table,
@@ -378,6 +390,7 @@ impl Engine {
             fifo: cfg.fifo,
             loops: 0,
             stalls: hist(),
+            samples,
             links,
         };
         // Grow the packet pool and frame table to a full ring per link before the first frame, so that the
@@ -436,7 +449,10 @@ impl Engine {
             }
         }
         let at = self.vnow.max(Time::from_ns(mono_ns()).saturating_sub(self.lag));
-        let report = self.report(at);
+        let report = self.report(at).map(|mut r| {
+            r.samples = self.samples.take().map(|(s, _)| s);
+            r
+        });
         for l in &mut self.links {
             for w in [l.capture_in.take(), l.capture_out.take()].into_iter().flatten() {
                 w.finish()
@@ -494,12 +510,36 @@ impl Engine {
             let arrival = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.up.front()?.due, i))).min();
             let wake = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.wake?, i))).min();
             match (arrival, wake) {
-                (_, Some((t, e))) if t <= horizon && arrival.is_none_or(|(ta, _)| t <= ta) => self.wake(e, t),
+                (_, Some((t, e))) if t <= horizon && arrival.is_none_or(|(ta, _)| t <= ta) => {
+                    self.sample_before(t);
+                    self.wake(e, t)
+                }
                 (Some((t, i)), _) if t <= horizon => {
+                    self.sample_before(t);
                     let f = self.links[i].up.pop_front().expect("a frame waits");
                     self.offer(f.tag as usize, f.id, t);
                 }
                 _ => break,
+            }
+        }
+        // Every event up to the horizon is made: instants up to it are final.
+        self.sample_before(horizon + Time(1));
+    }
+
+    /// Takes the queue samples due strictly before `t`: the state after every event up to each instant.
+    fn sample_before(&mut self, t: Time) {
+        let Some((s, rows)) = &mut self.samples else { return };
+        let cols: usize = s.queues.iter().sum();
+        loop {
+            let taken = s.bytes.len() / cols.max(1);
+            let at = s.t0 + Time(s.step.0 * taken as u64);
+            if taken >= *rows || at >= t {
+                return;
+            }
+            for l in &mut self.links {
+                // Settled at `at`: every event before `t` is made, and none of this port was due in between.
+                let view = l.port.settled(at.max(self.vnow));
+                s.bytes.extend(view.queue_backlogs());
             }
         }
     }
@@ -626,6 +666,9 @@ impl Engine {
             links.push(LinkReport {
                 ifname: l.ifname.clone(),
                 counters: s.window_counters(),
+                run_counters: s.counters(),
+                arrival_backlog_min: s.arrival_backlog_min(),
+                first_mark: s.first_mark().map(|(t, _)| t),
                 occupancy: s.port_occupancy(),
                 queues: s.queue_reports(),
                 utilization: s.utilization(window),
@@ -655,6 +698,9 @@ impl Engine {
             memory_locked: self.memory_locked,
             loops: self.loops,
             stalls_ns: Quantiles::of(&self.stalls),
+            pool: self.shared.as_mut().map(|p| p.occupancy.stats(at)),
+            // Only the last report carries them (`run`): a report asked for while forwarding copies nothing big.
+            samples: None,
         })
     }
 }

@@ -20,6 +20,32 @@ impl Quantiles {
         let q = |p| h.quantile(p).unwrap_or(0.0);
         Quantiles { samples: h.samples(), p50: q(0.5), p90: q(0.9), p99: q(0.99), max: h.max() }
     }
+
+    /// As JSON, in microseconds: `{ samples, p50_us, p90_us, p99_us, max_us }`.
+    pub fn json_us(&self) -> serde_json::Value {
+        serde_json::json!({ "samples": self.samples, "p50_us": self.p50 / 1e3, "p90_us": self.p90 / 1e3,
+                            "p99_us": self.p99 / 1e3, "max_us": self.max as f64 / 1e3 })
+    }
+}
+
+impl LinkReport {
+    /// The data plane's own figures of the link as JSON (frames, drops before the port, CE written, send
+    /// timing against the port's ideal instants): what `emulate` and its benchmark report beside the port's.
+    pub fn data_plane_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "rx_frames": self.rx_frames,
+            "tx_frames": self.tx_frames,
+            "ce_written": self.ce_written,
+            "ring_drops": self.ring_drops,
+            "uplink_overflow": self.uplink_overflow,
+            "unknown_dst": self.unknown_dst,
+            "oversize": self.oversize,
+            "tx_retries": self.tx_retries,
+            "departure_gap": self.gap_ns.json_us(),
+            "ideal_gap": self.ideal_gap_ns.json_us(),
+            "lateness": self.lateness_ns.json_us(),
+        })
+    }
 }
 
 /// One link's figures.
@@ -28,6 +54,13 @@ pub struct LinkReport {
     pub ifname: String,
     /// The egress port's counters over the window (arrivals, departures, marks and drops by reason).
     pub counters: Counters,
+    /// The same counters since the switch started.
+    pub run_counters: Counters,
+    /// Over the window, the smallest backlog an arriving frame found (bytes queued plus the one in
+    /// transmission); `None` if nothing arrived.
+    pub arrival_backlog_min: Option<u64>,
+    /// When the port first marked a frame CE (virtual time: the monotonic clock).
+    pub first_mark: Option<Time>,
     /// Its time-weighted occupancy over the window, bytes (virtual time).
     pub occupancy: OccupancyStats,
     /// Per queue: counters over the run and occupancy over the window.
@@ -80,6 +113,30 @@ pub struct Report {
     /// Over the window: pauses of the loop longer than 50 us (descheduled, or held up in the kernel), its
     /// own rests excluded.
     pub stalls_ns: Quantiles,
+    /// The shared buffer pool's occupancy over the window, when the ports draw from one.
+    pub pool: Option<OccupancyStats>,
+    /// The queues' backlogs sampled in virtual time (`SwitchConfig::sampling`).
+    pub samples: Option<QueueSamples>,
+}
+
+/// Every queue's backlog at t0, t0 + step, … (`SwitchConfig::sampling`): the state after every arrival and
+/// departure at or before each instant, as the simulator's series/queues.csv rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueSamples {
+    pub t0: Time,
+    pub step: Time,
+    /// Queues per link, in link order.
+    pub queues: Vec<usize>,
+    /// Row-major: one row per instant, one column per queue of every link in order; bytes.
+    pub bytes: Vec<u64>,
+}
+
+impl QueueSamples {
+    /// Rows taken.
+    pub fn rows(&self) -> usize {
+        let cols: usize = self.queues.iter().sum();
+        self.bytes.len().checked_div(cols).unwrap_or(0)
+    }
 }
 
 impl Report {

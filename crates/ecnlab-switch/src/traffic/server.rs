@@ -14,6 +14,8 @@ use std::time::Duration;
 
 /// How long a blocked read or accept waits before looking at the stop flag.
 const POLL: Duration = Duration::from_millis(50);
+/// How long a write may make no progress before its connection is given up.
+const STALLED_WRITE: Duration = Duration::from_secs(1);
 /// Receive buffer of a connection, allocated once per connection.
 const READ_BUF: usize = 256 * 1024;
 
@@ -234,6 +236,9 @@ fn is_timeout(e: &io::Error) -> bool {
 fn serve(mut s: TcpStream, tl: Timeline, accepted_ns: u64, stop: &AtomicBool) -> io::Result<Option<ReceiverRecord>> {
     s.set_nonblocking(false)?;
     s.set_read_timeout(Some(POLL))?;
+    // A block or an echo that makes no progress for this long (its path stopped: the switch ended) ends the
+    // connection, so that stopping the server never waits on a peer that is gone.
+    s.set_write_timeout(Some(STALLED_WRITE))?;
     s.set_nodelay(true)?;
     let mut hdr = [0u8; HEADER];
     if !read_exact_or_eof(&mut s, &mut hdr, stop)? {

@@ -6,6 +6,7 @@
 
 mod cleanup;
 mod common;
+mod emulate;
 mod endpoints;
 mod forwarding;
 mod frames;

@@ -1,6 +1,7 @@
 //! The one scenario schema (TOML via serde), `--set` overrides, and validation with precise field paths.
 
 mod budget;
+mod emulation;
 mod hosts;
 mod hostset;
 mod source;
@@ -8,6 +9,9 @@ mod topology;
 mod validate;
 
 pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, FLOW_BYTES};
+pub use emulation::{
+    star_port_host, Emulation, PcapDirection, PcapPort, MAX_EMULATED_DURATION, MAX_EMULATED_HOSTS, MAX_RATE_CAP,
+};
 pub use hosts::{Egress, Hosts};
 pub use hostset::HostSet;
 pub use source::Source;
@@ -51,6 +55,10 @@ pub struct Scenario {
     pub observe: Observe,
     #[serde(default)]
     pub limits: Limits,
+    /// How `ecnlab-sim emulate` runs the scenario on the software switch (`emulation`); the simulator ignores
+    /// it. Absent from config.toml when not given, so that scenarios without it keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<Emulation>,
     /// Notes on deprecated keys the scenario used (each names the key and its new spelling); fronts show
     /// them as warnings.
     #[serde(skip)]

@@ -16,7 +16,7 @@ mod workload;
 
 pub use busiest::busiest_port;
 pub use flows::Flow;
-pub use report::{fct_csv, fct_stats, jain, FlowRecord, RunReport};
+pub use report::{counters, fct_csv, fct_stats, jain, occupancy, FlowRecord, RunReport};
 pub use summary::RunSummary;
 // Their old home: `ecnlab::sim::load_cdf` stays public API.
 pub use crate::dist::{load_cdf, load_rtt};

@@ -117,7 +117,8 @@ fn hist_us(h: &LogHist) -> HistSummary {
     }
 }
 
-pub(super) fn counters(c: &Counters) -> CounterSummary {
+/// A port's or queue's counters as summary.json writes them (also the software switch's ports).
+pub fn counters(c: &Counters) -> CounterSummary {
     CounterSummary {
         arrived_pkts: c.arrived_pkts,
         arrived_bytes: c.arrived_bytes,
@@ -131,7 +132,8 @@ pub(super) fn counters(c: &Counters) -> CounterSummary {
     }
 }
 
-pub(super) fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
+/// Occupancy statistics as summary.json writes them, `_pkts` in units of `mtu` (also the software switch's).
+pub fn occupancy(o: OccupancyStats, mtu: u64) -> OccupancySummary {
     OccupancySummary {
         mean_bytes: o.mean,
         max_bytes: o.max,
@@ -261,11 +263,8 @@ impl Sim {
         let retransmits: u64 = self.flows.iter().map(|f| f.sender.stats().retransmits as u64).sum();
         let config_toml = sc.to_toml();
         let typed = RunSummary {
-            ecnlab: Build {
-                version: env!("CARGO_PKG_VERSION").into(),
-                commit: option_env!("ECNLAB_COMMIT").unwrap_or("unknown").into(),
-            },
-            scenario: ScenarioId { name: sc.name.clone(), hash: fnv(&config_toml), seed: sc.seed },
+            ecnlab: Build::current(),
+            scenario: ScenarioId::of(sc, &config_toml),
             sim_time_s: now.as_secs_f64(),
             traffic_end_s: self.clock.traffic_end().as_secs_f64(),
             wall_time_s,

@@ -64,6 +64,16 @@ pub struct Build {
     pub commit: String,
 }
 
+impl Build {
+    /// This build of ecnlab.
+    pub fn current() -> Build {
+        Build {
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: option_env!("ECNLAB_COMMIT").unwrap_or("unknown").into(),
+        }
+    }
+}
+
 /// `scenario`: which scenario ran.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScenarioId {
@@ -73,6 +83,13 @@ pub struct ScenarioId {
     pub hash: String,
     /// The scenario's `seed`.
     pub seed: u64,
+}
+
+impl ScenarioId {
+    /// The scenario whose resolved text (config.toml) is `config_toml`.
+    pub fn of(sc: &crate::Scenario, config_toml: &str) -> ScenarioId {
+        ScenarioId { name: sc.name.clone(), hash: super::report::fnv(config_toml), seed: sc.seed }
+    }
 }
 
 /// `window`: the statistics window.
