@@ -402,6 +402,9 @@ pub fn write_reports(
     if let Some(n) = &def.magnitude_note {
         json["magnitude_note"] = serde_json::json!(n);
     }
+    if let Some(n) = &def.notes {
+        json["notes"] = serde_json::json!(n.trim());
+    }
     if info.rechecked {
         json["rechecked"] = serde_json::json!(true);
     }
@@ -458,6 +461,9 @@ pub fn write_reports(
         md.push_str("\nRules: ");
         md.push_str(&magnitudes.iter().map(|m| format!("{} = `{}`", m.name, m.rule)).collect::<Vec<_>>().join("; "));
         md.push_str(". Within tolerance: |ecnlab − paper| ≤ tolerance × |paper|.\n\n");
+    }
+    if let Some(n) = &def.notes {
+        md.push_str(&format!("## Notes: where ecnlab and the paper differ\n\n{}\n\n", n.trim()));
     }
     for c in checks {
         md.push_str(&format!(

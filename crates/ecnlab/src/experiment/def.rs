@@ -18,6 +18,9 @@ pub struct Definition {
     pub result: String,
     /// Why the definition states no magnitude claim (the paper gives only a direction or a bound).
     pub magnitude_note: Option<String>,
+    /// Where ecnlab and the paper still differ, with the evidence: what was tried, what each change moved, what
+    /// the paper's number would need that the paper does not state (issue 44). Markdown, shown in check.md.
+    pub notes: Option<String>,
     /// The base scenario (TOML text).
     pub base: String,
     /// Overrides applied to every run.

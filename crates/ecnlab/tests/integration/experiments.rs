@@ -41,6 +41,12 @@ fn quick(id: &str) {
         serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
     assert_eq!(json["verdict"], o.verdict(), "{id}");
     assert_eq!(json["magnitudes"].as_array().map(|a| a.len()), Some(def.magnitude.len()), "{id}");
+    // A definition's notes (the evidence for a remaining gap) reach both reports.
+    if let Some(n) = &def.notes {
+        assert_eq!(json["notes"].as_str(), Some(n.trim()), "{id}");
+        let md = std::fs::read_to_string(out.join("check.md")).unwrap();
+        assert!(md.contains(n.trim()), "{id}: check.md lacks the definition's notes");
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 
