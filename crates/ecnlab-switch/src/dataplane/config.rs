@@ -3,8 +3,7 @@
 use crate::error::{Error, Result};
 use crate::netns::Testbed;
 use ecnlab::engine::{rng::key, Rng};
-use ecnlab::mark::Build;
-use ecnlab::port::{Port, PortConfig, SharedBuffer};
+use ecnlab::port::{Port, SharedBuffer};
 use ecnlab::scenario::{PortSettings, Topology};
 use ecnlab::units::{Bytes, Rate, Time};
 use ecnlab::Scenario;
@@ -169,9 +168,9 @@ impl SwitchConfig {
     }
 }
 
-/// One egress port from its settings: the scheduler and marker from the scenario's tables by their own
-/// builders, as `ecnlab::sim` builds a switch port. Packets finding it idle pass straight through, and it
-/// asks for a wake-up at each transmission's end (its owner makes departures at those instants).
+/// One egress port from its settings, built as the simulator builds one (`PortSettings::build_port`). Packets
+/// finding it idle pass straight through, and it asks for a wake-up at each transmission's end (its owner
+/// makes departures at those instants).
 pub fn build_port(
     s: &PortSettings,
     rate: Rate,
@@ -181,20 +180,7 @@ pub fn build_port(
     seed: u64,
     index: usize,
 ) -> Result<Port> {
-    let sched = s.scheduler.build(s.queues as usize);
-    let marker = s.marker.build(Build {
-        mtu,
-        rate,
-        buffer: s.buffer,
-        port: name,
-        queues: s.queues as usize,
-        sched: &sched,
-        rng: Rng::stream(seed, key::PORT + index as u64),
-    })?;
-    #[rustfmt::skip]
-    let cfg = PortConfig { rate, delay, mtu, buffer: s.buffer, queues: s.queues, non_ect: s.non_ect,
-                           queue_limits: s.queue_limits.clone() };
-    let mut port = Port::new(cfg, sched, marker, true);
+    let mut port = s.build_port(rate, delay, mtu, name, Rng::stream(seed, key::PORT + index as u64), true)?;
     port.set_pass_idle(true);
     port.set_deferred_departures(false);
     Ok(port)

@@ -149,6 +149,43 @@ pub struct PortSettings {
     pub pfc: Option<crate::net::pfc::PfcConfig>,
 }
 
+impl PortSettings {
+    /// An egress port from these settings, as the simulator and the emulated switch both build one: the
+    /// scheduler and the marker by their own builders (time-valued thresholds resolve with `rate` and are
+    /// re-checked against the buffer; `name` is the port the marker's errors name, `rng` its random stream).
+    /// What depends on the port's surroundings (PFC, pass-through, a shared pool) is the caller's.
+    pub fn build_port(
+        &self,
+        rate: Rate,
+        delay: Time,
+        mtu: Bytes,
+        name: &str,
+        rng: crate::engine::Rng,
+        histogram: bool,
+    ) -> Result<crate::port::Port, Error> {
+        let sched = self.scheduler.build(self.queues as usize);
+        let marker = self.marker.build(crate::mark::Build {
+            mtu,
+            rate,
+            buffer: self.buffer,
+            port: name,
+            queues: self.queues as usize,
+            sched: &sched,
+            rng,
+        })?;
+        let cfg = crate::port::PortConfig {
+            rate,
+            delay,
+            mtu,
+            buffer: self.buffer,
+            queues: self.queues,
+            non_ect: self.non_ect,
+            queue_limits: self.queue_limits.clone(),
+        };
+        Ok(crate::port::Port::new(cfg, sched, marker, histogram))
+    }
+}
+
 /// One shared buffer pool per switch (a Broadcom "service pool"): a queue admits a packet while its backlog
 /// stays ≤ α × the pool's free space.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -6,14 +6,13 @@ use super::report::{counters, occupancy, TraceSpec};
 use super::summary::{FirstMark, PfcSummary, PoolSummary, PortSummary, QueueSummary};
 use crate::engine::{rng::key, Event, Rng};
 use crate::error::Error;
-use crate::mark::{Build, DropReason};
+use crate::mark::DropReason;
 use crate::net::pfc::{self, Pfc, PfcConfig, Signal};
 use crate::net::{Network, Node};
 use crate::observe::{TraceKind, TraceRecord};
 use crate::packet::{Kind, Packet, PacketId, PacketPool, Sack};
 use crate::port::{
-    may_defer_departures, Admit, Counters, Departure, FifoPool, HostSide, Port, PortConfig, Settled, SharedBuffer,
-    Surroundings,
+    may_defer_departures, Admit, Counters, Departure, FifoPool, HostSide, Port, Settled, SharedBuffer, Surroundings,
 };
 use crate::scenario::{Egress, PortSettings, Scenario, Workload};
 use crate::units::{Bytes, Time};
@@ -657,8 +656,8 @@ impl Fabric {
     }
 }
 
-/// A switch's port (or a host's like a switch's) from its settings: time-valued thresholds resolve with its
-/// rate and are re-checked against its buffer.
+/// A switch's port (or a host's like a switch's) from its settings (`PortSettings::build_port`), with what its
+/// surroundings decide: PFC's lossless priorities, pass-through, its switch's shared pool.
 fn build_port(
     sc: &Scenario,
     i: usize,
@@ -666,28 +665,8 @@ fn build_port(
     s: &PortSettings,
     histogram: bool,
 ) -> Result<Port, Error> {
-    let sched = s.scheduler.build(s.queues as usize);
     let rng = Rng::stream(sc.seed, key::PORT + i as u64);
-    let name = spec.name();
-    let marker = s.marker.build(Build {
-        mtu: spec.mtu,
-        rate: spec.rate,
-        buffer: s.buffer,
-        port: &name,
-        queues: s.queues as usize,
-        sched: &sched,
-        rng,
-    })?;
-    let cfg = PortConfig {
-        rate: spec.rate,
-        delay: spec.delay,
-        mtu: spec.mtu,
-        buffer: s.buffer,
-        queues: s.queues,
-        non_ect: s.non_ect,
-        queue_limits: s.queue_limits.clone(),
-    };
-    let mut port = Port::new(cfg, sched, marker, histogram);
+    let mut port = s.build_port(spec.rate, spec.delay, spec.mtu, &spec.name(), rng, histogram)?;
     port.lossless = s.pfc.as_ref().map_or(0, |c| c.lossless_mask());
     port.set_pass_idle(s.pfc.is_none() && sc.observe.trace.is_none());
     if let (Some(_), Node::Switch(sw)) = (&sc.switch.pool, spec.from) {
