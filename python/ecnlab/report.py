@@ -35,6 +35,7 @@ table { border-collapse: collapse; margin: 0.4em 0; font-size: 13px; }
 td, th { border: 1px solid #ddd; padding: 0.15em 0.5em; text-align: left; vertical-align: top; }
 img.figure { max-width: 100%; border: 1px solid #eee; }
 .claim { background: #f6f6f0; padding: 0.3em 0.6em; }
+details.notes { margin: 0.5em 0; } details.notes > div { border-left: 3px solid #ccc; padding-left: 0.8em; }
 </style>
 """
 
@@ -58,6 +59,73 @@ def _png(rep: Reproduction) -> bytes:
 def _badge(ok: bool, info: bool = False) -> str:
     cls, text = ("info", "REPORTED") if info else ("pass", "PASS") if ok else ("fail", "FAIL")
     return f'<span class="badge {cls}">{text}</span>'
+
+
+def _spans(text: str, mark: str, render) -> list[str]:
+    """`text` split at `mark`: the parts between a pair of marks rendered by `render`, the rest as they are (an
+    unpaired last mark stays as text)."""
+    parts = text.split(mark)
+    paired = len(parts) % 2 == 1
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 1 and (paired or i < len(parts) - 1):
+            out.append(render(part))
+        else:
+            out.append(part if i % 2 == 0 else mark + part)
+    return out
+
+
+def _inline(text: str) -> str:
+    """Escapes one line of Markdown and renders its `code` and **bold** spans (the notes use no other markup)."""
+    code = "\0"  # Code spans are rendered apart, so `**` inside them stays as written.
+    pieces = _spans(text, "`", lambda c: code + html.escape(c))
+    out = []
+    for p in pieces:
+        if p.startswith(code):
+            out.append(f"<code>{p[1:]}</code>")
+        else:
+            out.append("".join(_spans(html.escape(p), "**", lambda b: f"<b>{b}</b>")))
+    return "".join(out)
+
+
+def _markdown(text: str) -> str:
+    """The subset of Markdown the experiment notes are written in: paragraphs, `- ` lists, pipe tables, `code`
+    and **bold**. Everything else is shown as escaped text, never as HTML."""
+    blocks, para, items, rows = [], [], [], []
+
+    def flush():
+        if para:
+            blocks.append(f"<p>{_inline(' '.join(para))}</p>")
+        if items:
+            blocks.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+        if rows:
+            cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+            body = [r for r in cells[1:] if not all(set(c) <= set("-: ") for c in r)]
+            head = "".join(f"<th>{_inline(c)}</th>" for c in cells[0])
+            blocks.append(f"<table><tr>{head}</tr>" + "".join(
+                "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body) + "</table>")
+        para.clear(), items.clear(), rows.clear()
+
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            flush()
+        elif s.startswith("|"):
+            if para or items:
+                flush()
+            rows.append(s)
+        elif s.startswith("- "):
+            if para or rows:
+                flush()
+            items.append(s[2:])
+        elif items and line.startswith("  "):
+            items[-1] += " " + s
+        else:
+            if rows or items:
+                flush()
+            para.append(s)
+    flush()
+    return "\n".join(blocks)
 
 
 def _section(rep: Reproduction) -> str:
@@ -85,6 +153,8 @@ def _section(rep: Reproduction) -> str:
         f"<td>{m['tolerance'] * 100:.0f} %</td></tr>" for m in rep.magnitudes)
     mtable = (f"<table><tr><th></th><th>paper's number</th><th>paper</th><th>ecnlab</th><th>at</th><th>tolerance</th></tr>"
               f"{mrows}</table>") if rep.magnitudes else "<p>No magnitude claim (the paper states no number).</p>"
+    notes = (f'<details class="notes" open><summary><b>Notes</b>: where ecnlab and the paper still differ, and the '
+             f'evidence</summary><div>{_markdown(rep.notes)}</div></details>') if rep.notes.strip() else ""
     verdict = {"reproduced": "reproduced", "direction": "direction only",
                "not_reproduced": "not reproduced"}.get(rep.verdict, rep.verdict or "—")
     return f"""
@@ -96,6 +166,7 @@ def _section(rep: Reproduction) -> str:
 ({e(rep.scale)} scale): {passed}/{total} checks pass, {sum(m['verdict'] == 'within' for m in rep.magnitudes)}/{len(rep.magnitudes)}
 of the paper's numbers within tolerance.</p>
 {mtable}
+{notes}
 <table><tr><th></th><th>check</th><th>paper</th><th>rule</th><th>measured</th></tr>
 {''.join(rows)}
 </table>

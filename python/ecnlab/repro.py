@@ -50,6 +50,8 @@ class Reproduction:
     #: The paper's numbers against ecnlab's: each {name, claim, kind, rule, paper, ecnlab, at, tolerance,
     #: deviation, verdict ("within"/"outside")}.
     magnitudes: list[dict] = field(default_factory=list)
+    #: The definition's notes (Markdown): where ecnlab and the paper still differ, what was tried, the evidence.
+    notes: str = ""
 
     @property
     def axes(self) -> list[str]:
@@ -88,7 +90,8 @@ class Reproduction:
         figures = [p for p in (dir / "figure.png", dir / "figure.pdf") if p.is_file()]
         return cls(id=id, dir=dir, info=info, checks=c.get("checks", []), passed=bool(c.get("pass")),
                    scale=c.get("scale", ""), table=frame("table.csv"), search=frame("search.csv"),
-                   figures=figures, verdict=c.get("verdict", ""), magnitudes=c.get("magnitudes", []))
+                   figures=figures, verdict=c.get("verdict", ""), magnitudes=c.get("magnitudes", []),
+                   notes=c.get("notes") or "")
 
     def plot(self, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
         """Draws this experiment's figure beside its table (figure.png, figure.pdf)."""

@@ -43,6 +43,8 @@ def test_report_contents(report):
         assert ("badge pass\">PASS" if check["pass"] else "badge fail\">FAIL") in body
         for c in check["checks"]:
             assert c["rows"][0]["measured"].replace("<", "&lt;").replace(">", "&gt;") in body, (id, c["name"])
+        # The definition's notes (the evidence behind a gap) are shown, rendered from their Markdown.
+        assert ('class="notes"' in body) == bool((check.get("notes") or "").strip()), id
         assert re.search(r'<img class="figure"[^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{2000,}"', body), id
     ok = sum(json.loads((d / i / "check.json").read_text())["pass"] for i in ids)
     assert f"{ok} of {len(ids)} experiments pass" in html
@@ -80,3 +82,14 @@ def test_reproduction_exposes_verdict_and_magnitudes():
     assert all(m["verdict"] in ("within", "outside") for m in r.magnitudes)
     none = Reproduction.load(root / "pmsb-fig1")
     assert none.magnitudes == [] and none.verdict
+
+
+def test_notes_render_their_markdown_and_never_raw_html():
+    from ecnlab.report import _markdown
+
+    page = _markdown("**Bold** and `a<b>` <script>x</script>\n\n| load | FCT |\n|---|---|\n| 0.5 | 1.2 |\n\n"
+                     "- one\n  more\n- `two`")
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<b>Bold</b>" in page and "<code>a&lt;b&gt;</code>" in page
+    assert "<th>load</th><th>FCT</th>" in page and "<td>0.5</td><td>1.2</td>" in page and "---" not in page
+    assert "<li>one more</li><li><code>two</code></li>" in page
