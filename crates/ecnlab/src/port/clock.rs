@@ -88,14 +88,19 @@ impl Port {
         }
     }
 
-    /// Puts a packet the port took from its queues on the wire at `now` (the transmitter is free): when its
-    /// last bit reaches the far end, and the wake-up its transmission's end needs (only if packets still
-    /// wait; otherwise the end owes the marker an idle notice, given when the port is next used).
+    /// Puts a packet the port took from its queues on the wire at `now` (the transmitter is free), or as soon
+    /// after as a shaper's bucket holds its tokens: when its last bit reaches the far end, and the wake-up its
+    /// transmission's end needs (only if packets still wait; otherwise the end owes the marker an idle
+    /// notice, given when the port is next used).
     #[inline(always)]
     pub(super) fn put_on_wire(&mut self, now: Time, d: &mut Departure) {
         debug_assert!(self.tx_end <= now, "transmitter busy");
+        let start = match &mut self.shaper {
+            None => now,
+            Some(bucket) => bucket.start(now, d.wire),
+        };
         let tx = self.tx_time(d.wire);
-        self.tx_end = now + tx;
+        self.tx_end = start + tx;
         self.tx_wire = d.wire.0 as u32;
         self.busy_time += tx;
         d.arrives = self.tx_end + self.cfg.delay;

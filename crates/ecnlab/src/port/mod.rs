@@ -7,12 +7,14 @@ mod clock;
 pub mod fifo;
 pub mod occupancy;
 mod settled;
+mod shaper;
 pub mod shared;
 
 pub use clock::{may_defer_departures, HostSide, Surroundings};
 pub use fifo::FifoPool;
 pub use occupancy::{Occupancy, OccupancyStats};
 pub use settled::Settled;
+pub use shaper::Shaper;
 pub use shared::SharedBuffer;
 
 use crate::mark::{AnyMarker, DropReason, Link, MarkReason, PortState, Queues, Verdict};
@@ -257,6 +259,9 @@ pub struct Port {
     arrived_pkts: u64,
     /// The switch whose shared buffer pool this port draws from, if any.
     pub shared: Option<u32>,
+    /// A token bucket its transmissions wait for (`shaper`); `None`, one test of a pointer read with the
+    /// link's delay, for every port without one.
+    shaper: Option<Box<shaper::TokenBucket>>,
     pub cfg: PortConfig,
     occupancy: Occupancy,
     pub sched: AnyScheduler,
@@ -343,6 +348,7 @@ impl Port {
             late: Default::default(),
             late_pending: Time::MAX,
             shared: None,
+            shaper: None,
             ps_per_byte,
             nic: Nic { ps_per_byte, rate: cfg.rate, delay: cfg.delay, ..Nic::default() },
             pause: PauseState::default(),
@@ -360,6 +366,12 @@ impl Port {
         let mut port = Port::new(cfg, AnyScheduler::strict_priority(), AnyMarker::None, false);
         port.entry = Entry::Nic;
         port
+    }
+
+    /// Shapes its transmissions with a token bucket, full at the start (`shaper`), or not. A NIC is never
+    /// shaped (its departures are fixed when offered).
+    pub fn set_shaper(&mut self, s: Option<Shaper>) {
+        self.shaper = s.filter(|_| self.entry != Entry::Nic).map(|s| Box::new(shaper::TokenBucket::new(s)));
     }
 
     /// Whether it is a host's NIC (`Port::nic`).
@@ -671,9 +683,14 @@ impl Port {
         self.arrival_backlog_min = u64::MAX;
     }
 
-    /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight).
+    /// Transmission time already counted in `busy_time` that lies after `now` (the packet in flight; a
+    /// shaped port's packet may still wait at its bucket, which is not transmission).
     fn busy_ahead(&self, now: Time) -> Time {
-        self.tx_end.saturating_sub(now)
+        let ahead = self.tx_end.saturating_sub(now);
+        match self.shaper {
+            None => ahead,
+            Some(_) => ahead.min(self.tx_time(Bytes(self.tx_wire as u64))),
+        }
     }
 
     /// Fraction of [window start, now] the transmitter was busy.

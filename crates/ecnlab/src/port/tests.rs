@@ -3,17 +3,15 @@
 use super::*;
 use crate::mark::mqecn::{MqEcn, Shape};
 
+/// A port of `queues` queues at `rate` with a `buffer`, a 1 us link and 1 500 B MTU.
+fn config(rate: Rate, buffer: Bytes, queues: u32) -> PortConfig {
+    let (delay, mtu, non_ect) = (Time::from_us(1), Bytes(1500), NonEct::Pass);
+    PortConfig { rate, delay, mtu, buffer, queue_limits: vec![], queues, non_ect }
+}
+
 /// One 10 Gb/s queue with MQ-ECN (β = 0.5, T_idle = 10 us) whose round-time estimate starts at 8 us.
 fn mqecn_port() -> Port {
-    let cfg = PortConfig {
-        rate: Rate::gbps(10),
-        delay: Time::from_us(1),
-        mtu: Bytes(1500),
-        buffer: Bytes(1 << 20),
-        queue_limits: vec![],
-        queues: 1,
-        non_ect: NonEct::Pass,
-    };
+    let cfg = config(Rate::gbps(10), Bytes(1 << 20), 1);
     let mut m = MqEcn::new(Shape::Step { k_std: Bytes(1 << 20) }, 0.5, Time::from_us(10), &[true]);
     m.t_round = 8e6;
     Port::new(cfg, AnyScheduler::strict_priority(), AnyMarker::MqEcn(m), false)
@@ -70,29 +68,34 @@ fn a_packet_queued_during_a_transmission_asks_for_its_end_event_once() {
 }
 
 /// A 10 Gb/s port of three DWRR queues (quanta 1500, 3000, 700 B) with MQ-ECN at K_std = 6 000 B and a
-/// 30 KB buffer, so that this test's bursts are marked and dropped.
-fn dwrr_mqecn_port(pass_idle: bool) -> Port {
-    let cfg = PortConfig {
-        rate: Rate::gbps(10),
-        delay: Time::from_us(1),
-        mtu: Bytes(1500),
-        buffer: Bytes(30_000),
-        queue_limits: vec![],
-        queues: 3,
-        non_ect: NonEct::Pass,
-    };
+/// 30 KB buffer, so that this test's bursts are marked and dropped; its transmissions shaped by `shaper` if given.
+fn dwrr_mqecn_port_shaped(pass_idle: bool, shaper: Option<Shaper>) -> Port {
+    let cfg = config(Rate::gbps(10), Bytes(30_000), 3);
     let m = MqEcn::new(Shape::Step { k_std: Bytes(6_000) }, 0.5, Time::from_ns(1200), &[true; 3]);
     let mut p = Port::new(cfg, AnyScheduler::dwrr(vec![1500, 3000, 700]), AnyMarker::MqEcn(m), true);
     p.set_pass_idle(pass_idle);
+    p.set_shaper(shaper);
     p
 }
 
+/// A shaper slow enough for the tests' bursts to wait at its bucket: 7 Gb/s on the 10 Gb/s port, 4 KB.
+const SHAPED: Option<Shaper> = Some(Shaper { rate: Rate(7_000_000_000), bucket: Bytes(4_000) });
+
 #[test]
 fn packets_through_an_idle_port_leave_it_as_the_queue_path_would() {
+    idle_pass_matches_queue_path(None);
+}
+
+#[test]
+fn packets_through_an_idle_shaped_port_leave_it_as_the_queue_path_would() {
+    idle_pass_matches_queue_path(SHAPED);
+}
+
+fn idle_pass_matches_queue_path(shaper: Option<Shaper>) {
     // Two ports, one passing packets that find it idle straight through, take the same arrivals (bursts
     // and lone packets, as `Sim` drives a port: departures due by an arrival go first). Every departure,
     // counter, occupancy statistic and the round-time estimate must match.
-    let mut ports = [dwrr_mqecn_port(false), dwrr_mqecn_port(true)];
+    let mut ports = [dwrr_mqecn_port_shaped(false, shaper), dwrr_mqecn_port_shaped(true, shaper)];
     let mut pools = [(PacketPool::default(), FifoPool::new()), (PacketPool::default(), FifoPool::new())];
     let mut sent = [vec![], vec![]];
     let mut x = 5u64;
@@ -145,7 +148,9 @@ fn packets_through_an_idle_port_leave_it_as_the_queue_path_would() {
             }
         }
     }
-    assert!(passed > 500, "the case passes packets through: {passed}");
+    // A shaped port is idle less often (its transmissions wait for tokens), so fewer packets find it idle.
+    let enough = if shaper.is_some() { 100 } else { 500 };
+    assert!(passed > enough, "the case passes packets through: {passed}");
     assert_eq!(sent[0], sent[1]);
     same_statistics(&mut ports, now);
     let c = ports[0].counters();
@@ -234,13 +239,22 @@ fn wake_until(
 
 #[test]
 fn a_port_looked_at_by_a_wall_clock_departs_as_one_woken_on_time() {
+    wall_clock_matches_wake_ups(None);
+}
+
+#[test]
+fn a_shaped_port_looked_at_by_a_wall_clock_departs_as_one_woken_on_time() {
+    wall_clock_matches_wake_ups(SHAPED);
+}
+
+fn wall_clock_matches_wake_ups(shaper: Option<Shaper>) {
     // The same arrivals (bursts that queue, lone packets that pass) at two ports: one asks for a wake-up at
     // each transmission's end and gets it on time, as the event loop does; the other defers its departures
     // and is looked at only when a packet arrives and at irregular instants between, late by up to 40 us, as
     // a busy-polling thread that the machine deschedules. Every departure must be made at the same instant
     // (its predecessor's last bit), with the same packet, marks, counters and occupancy statistics.
-    let mut on_time = dwrr_mqecn_port(true);
-    let mut polled = dwrr_mqecn_port(true);
+    let mut on_time = dwrr_mqecn_port_shaped(true, shaper);
+    let mut polled = dwrr_mqecn_port_shaped(true, shaper);
     polled.set_deferred_departures(true);
     let mut io = [(PacketPool::default(), FifoPool::new()), (PacketPool::default(), FifoPool::new())];
     let mut sent = [vec![], vec![]];
@@ -306,4 +320,129 @@ fn a_port_looked_at_by_a_wall_clock_departs_as_one_woken_on_time() {
     }
     assert_eq!(t_round(&on_time), t_round(&polled));
     assert!(on_time.counters().total_marks() > 0, "the case marks");
+}
+
+/// One 1 Gb/s queue (1 us link), drop-tail, shaped at `rate` with a bucket of `bucket`; packets that find it
+/// idle pass straight through or not, departures deferred or woken.
+fn shaped_port(rate: Rate, bucket: Bytes, pass_idle: bool, defers: bool) -> Port {
+    let cfg = config(Rate::gbps(1), Bytes(1 << 20), 1);
+    let mut p = Port::new(cfg, AnyScheduler::strict_priority(), AnyMarker::None, false);
+    p.set_pass_idle(pass_idle);
+    p.set_deferred_departures(defers);
+    p.set_shaper(Some(Shaper { rate, bucket }));
+    p
+}
+
+/// When a departed packet's first bit went onto the 1 Gb/s wire (its last bit's arrival less the link and
+/// its serialization).
+fn start_of(d: &Departure) -> Time {
+    d.arrives - Time::from_us(1) - Rate::gbps(1).tx_time(d.wire)
+}
+
+/// What a port owes up to `now`, made as its owner would: the wake-up it asked for, or its deferred departures.
+fn look(p: &mut Port, now: Time, wake: &mut Option<Time>, io: &mut (PacketPool, FifoPool), out: &mut Vec<Time>) {
+    while let Some(t) = wake.filter(|&t| t <= now) {
+        p.wake(t);
+        *wake = None;
+        if let Some(d) = p.depart(t, &mut io.0, &mut io.1, None, &mut vec![]) {
+            *wake = d.wake;
+            out.push(start_of(&d));
+        }
+    }
+    while let Some((_, d)) = p.advance_to(now, &mut io.0, &mut io.1, None, &mut vec![]) {
+        out.extend(d.map(|d| start_of(&d)));
+    }
+}
+
+/// Drives a port as `Sim` does (wake-ups on time, or deferred departures made when it is next looked at)
+/// through `arrivals` (instant, wire bytes), then to `end`: each packet's start onto the wire, in order.
+fn starts_through(p: &mut Port, arrivals: &[(Time, u32)], end: Time) -> Vec<Time> {
+    let mut io = (PacketPool::default(), FifoPool::new());
+    let mut wake: Option<Time> = None;
+    let mut out = vec![];
+    for &(at, wire) in arrivals {
+        look(p, at, &mut wake, &mut io, &mut out);
+        let (pool, fifos) = &mut io;
+        let id = pool.alloc(Packet { wire, ..Packet::default() });
+        match p.offer(at, id, 0, pool, fifos, None) {
+            Admit::Sent(d) => {
+                wake = d.wake;
+                out.push(start_of(&d));
+            }
+            Admit::Queued { wake: Some(w), .. } => wake = Some(w),
+            Admit::Queued { .. } if p.is_free(at) => {
+                let d = p.depart(at, pool, fifos, None, &mut vec![]).expect("just queued");
+                wake = d.wake;
+                out.push(start_of(&d));
+            }
+            Admit::Queued { .. } => {}
+            Admit::Dropped(r) => panic!("a 1 MB buffer drops nothing: {r:?}"),
+        }
+    }
+    look(p, end, &mut wake, &mut io, &mut out);
+    assert!(p.is_empty() && p.is_settled(end), "everything left by {end}");
+    out
+}
+
+#[test]
+fn a_burst_through_a_shaped_port_starts_when_the_bucket_holds_each_packet() {
+    // Line 1 Gb/s: 1 500 B take 12 us on the wire. Shaper 500 Mb/s = 62.5 B/us, bucket 3 000 B, full at 0.
+    // Five 1 500 B packets offered at 0, then one at 200 us, then a 64 B one at 212 us. By hand:
+    //   #1 at 0:   bucket 3 000 ≥ 1 500 → starts 0, ends 12;      bucket 1 500
+    //   #2 at 12:  1 500 + 12·62.5 = 2 250 → starts 12, ends 24;   bucket 750
+    //   #3 at 24:  750 + 750 = 1 500 → starts 24, ends 36;         bucket 0
+    //   #4 at 36:  0 + 750 = 750, short 750 B = 12 us → starts 48, ends 60; bucket 0
+    //   #5 at 60:  0 + 750 (since 48) = 750, short 750 → starts 72, ends 84; bucket 0
+    //   #6 at 200: 128 us since 72 refill 8 000 B, capped at 3 000 → starts 200, ends 212; bucket 1 500
+    //   #7 (64 B) at 212 (the line just freed): 1 500 + 750 = 2 250 → starts 212.
+    let mut arrivals = vec![(Time::ZERO, 1500); 5];
+    arrivals.push((Time::from_us(200), 1500));
+    arrivals.push((Time::from_us(212), 64));
+    let us = Time::from_us;
+    let hand = [us(0), us(12), us(24), us(48), us(72), us(200), us(212)];
+    let (rate, bucket) = (Rate(500_000_000), Bytes(3_000));
+    // Every way of driving the port gives the hand trace: wake-ups, pass-through of an idle port, deferred
+    // departures (the fast paths `--no-fast-paths` turns off).
+    for (pass_idle, defers) in [(false, false), (true, false), (true, true), (false, true)] {
+        let mut p = shaped_port(rate, bucket, pass_idle, defers);
+        assert_eq!(starts_through(&mut p, &arrivals, us(1_000)), hand, "pass_idle {pass_idle}, defers {defers}");
+        // Busy time is serialization only, not the waits at the bucket: 6 × 12 us + 64 B at 1 Gb/s.
+        assert_eq!(p.busy_time(), us(72) + Time::from_ns(512));
+    }
+}
+
+#[test]
+fn a_backlogged_shaped_port_sends_at_the_shaping_rate() {
+    // MQ-ECN's software switch: 995 Mb/s with a 2.5 KB bucket on 1 Gb/s. A queue kept backlogged for 200 ms
+    // with packets of mixed sizes (64–1 500 B): what has left by t obeys the bucket's arrival curve,
+    // sent(t) ≤ bucket + r·t, and the long-run rate is r within 0.5 %.
+    let rate = Rate(995_000_000);
+    let bucket = Bytes(2_500);
+    let mut p = shaped_port(rate, bucket, false, false);
+    let (mut pool, mut fifos) = (PacketPool::default(), FifoPool::new());
+    let mut x = 3u64;
+    let mut sent = 0u64;
+    let mut now = Time::ZERO;
+    // Keep 20 packets queued; make each departure at its predecessor's end, checking the curve at each start.
+    while now < Time::from_ms(200) {
+        while p.queued_pkts() < 20 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let id = pool.alloc(Packet { wire: 64 + (x >> 33) as u32 % 1437, ..Packet::default() });
+            assert!(!matches!(p.offer(now, id, 0, &mut pool, &mut fifos, None), Admit::Dropped(_)));
+        }
+        let d = p.depart(now, &mut pool, &mut fifos, None, &mut vec![]).expect("backlogged");
+        let start = start_of(&d);
+        sent += d.wire.0;
+        // Bytes started by `start` (this one's included) against the tokens that can have accrued by then.
+        let allowed = bucket.0 as f64 + rate.0 as f64 / 8.0 * start.as_secs_f64();
+        assert!(sent as f64 <= allowed + 1e-6, "{sent} B started by {start} > {allowed}");
+        pool.free(d.id);
+        now = p.tx_end;
+        if d.wake.is_some() {
+            p.wake(now);
+        }
+    }
+    let achieved = sent as f64 * 8.0 / now.as_secs_f64();
+    let err = (achieved / rate.0 as f64 - 1.0).abs();
+    assert!(err < 0.005, "{achieved} b/s against {rate}: {:.3} %", err * 100.0);
 }

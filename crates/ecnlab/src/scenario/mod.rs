@@ -147,6 +147,11 @@ pub struct PortSettings {
     pub pool: Option<PoolConfig>,
     /// Priority flow control on every switch port (only under `[switch]`, not per port).
     pub pfc: Option<crate::net::pfc::PfcConfig>,
+    /// A token bucket the port's transmissions wait for (a software switch's rate limiter); none by default.
+    /// Under `[switch]` it shapes the switches' ports, not hosts' ports built like a switch's. Absent from
+    /// config.toml when not given, so that scenarios without it keep their hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<crate::port::Shaper>,
 }
 
 impl PortSettings {
@@ -182,7 +187,9 @@ impl PortSettings {
             non_ect: self.non_ect,
             queue_limits: self.queue_limits.clone(),
         };
-        Ok(crate::port::Port::new(cfg, sched, marker, histogram))
+        let mut port = crate::port::Port::new(cfg, sched, marker, histogram);
+        port.set_shaper(self.shaper);
+        Ok(port)
     }
 }
 
@@ -212,6 +219,7 @@ impl Default for PortSettings {
             queue_limits: Vec::new(),
             pool: None,
             pfc: None,
+            shaper: None,
         }
     }
 }
@@ -227,6 +235,8 @@ pub struct PortOverride {
     pub marker: Option<MarkerConfig>,
     pub non_ect: Option<NonEct>,
     pub queue_limits: Option<Vec<Bytes>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<crate::port::Shaper>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

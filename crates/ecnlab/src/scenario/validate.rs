@@ -26,6 +26,8 @@ struct PortInfo {
     rate: Rate,
     /// A switch port, or a host's like a switch's (configurable); else a host NIC.
     queues: bool,
+    /// A switch's port (what `[switch]`'s shaper shapes).
+    switch: bool,
 }
 
 /// A byte size field in [lo, MAX_BYTES].
@@ -331,6 +333,7 @@ impl Scenario {
             queue_limits: o.queue_limits.clone().unwrap_or_else(|| s.queue_limits.clone()),
             pool: s.pool.clone(),
             pfc: s.pfc.clone(),
+            shaper: o.shaper.or(s.shaper),
         }
     }
 
@@ -343,6 +346,11 @@ impl Scenario {
         if let Some(p) = fastest {
             self.validate_port("switch", &self.switch, p)?;
         }
+        // The shaper's rate is bounded by the line rate of the slowest switch port it shapes.
+        let slowest = ports.iter().filter(|p| p.switch && !overridden(&p.name)).min_by_key(|p| p.rate);
+        if let (Some(s), Some(p)) = (&self.switch.shaper, slowest) {
+            self.validate_shaper("switch.shaper", s, p)?;
+        }
         for (i, o) in self.ports.iter().enumerate() {
             let path = format!("ports.{i}");
             let port = ports.iter().find(|p| p.name == o.port).ok_or_else(|| {
@@ -354,9 +362,32 @@ impl Scenario {
                     "host NIC ports are not configurable (unless hosts.egress = \"switch\"); name a switch port",
                 );
             }
-            self.validate_port(&path, &self.port_settings_with(o), port)?;
+            let settings = self.port_settings_with(o);
+            self.validate_port(&path, &settings, port)?;
+            if let Some(s) = &settings.shaper {
+                let field = if o.shaper.is_some() { format!("{path}.shaper") } else { "switch.shaper".into() };
+                self.validate_shaper(&field, s, port)?;
+            }
         }
         Ok(())
+    }
+
+    /// A shaper's rate in (0, the port's line rate] (a faster one would never hold a packet back) and its
+    /// bucket in [one MTU, 1 TiB] (a smaller one could never hold a full-size packet's tokens).
+    fn validate_shaper(&self, path: &str, s: &crate::port::Shaper, port: &PortInfo) -> Result<(), Error> {
+        if s.rate.0 == 0 || s.rate > port.rate {
+            return err(
+                format!("{path}.rate"),
+                format!("must be in (0, {}] (the line rate of {}), got {}", port.rate, port.name, s.rate),
+            );
+        }
+        if s.bucket < self.mtu {
+            return err(
+                format!("{path}.bucket"),
+                format!("must hold at least one MTU ({}), got {}", self.mtu, s.bucket),
+            );
+        }
+        byte_range(&format!("{path}.bucket"), s.bucket, self.mtu, "one MTU to 1 TiB")
     }
 
     fn validate_observed_ports(&self) -> Result<(), Error> {
@@ -390,8 +421,18 @@ impl Scenario {
             .iter()
             .flat_map(|l| {
                 [
-                    PortInfo { name: name(l.a, l.b), rate: l.rate_ab, queues: self.queueing_port(l.a) },
-                    PortInfo { name: name(l.b, l.a), rate: l.rate_ba, queues: self.queueing_port(l.b) },
+                    PortInfo {
+                        name: name(l.a, l.b),
+                        rate: l.rate_ab,
+                        queues: self.queueing_port(l.a),
+                        switch: matches!(l.a, crate::net::Node::Switch(_)),
+                    },
+                    PortInfo {
+                        name: name(l.b, l.a),
+                        rate: l.rate_ba,
+                        queues: self.queueing_port(l.b),
+                        switch: matches!(l.b, crate::net::Node::Switch(_)),
+                    },
                 ]
             })
             .collect()

@@ -73,8 +73,16 @@ impl Fabric {
         let (switches, links) = sc.topology.links();
         let net = Network::build(hosts as usize, switches as usize, &links, sc.mtu)
             .map_err(|e| Error::config("topology", e))?;
-        let mut settings: Vec<Option<PortSettings>> =
-            net.ports.iter().map(|p| sc.queueing_port(p.from).then(|| sc.switch.clone())).collect();
+        // `[switch]`'s shaper is the switches' own: hosts' ports built like a switch's are not shaped by it.
+        let host_like_switch = PortSettings { shaper: None, ..sc.switch.clone() };
+        let mut settings: Vec<Option<PortSettings>> = net
+            .ports
+            .iter()
+            .map(|p| match p.from {
+                Node::Switch(_) => Some(sc.switch.clone()),
+                Node::Host(_) => sc.queueing_port(p.from).then(|| host_like_switch.clone()),
+            })
+            .collect();
         for (i, o) in sc.ports.iter().enumerate() {
             let id = net.port_by_name(&o.port).ok_or_else(|| {
                 Error::config(format!("ports.{i}.port"), format!("no port named `{}` (names look like s0->h0)", o.port))

@@ -1012,3 +1012,21 @@ fn thousands_of_mutated_scenarios_give_an_error_or_a_complete_run_never_a_panic_
     assert!(ran >= MUTANTS / 20, "the fuzzer keeps some mutants valid (ran {ran}):\n{summary}");
     assert!(counts.len() >= 30, "mutations reach many fields:\n{summary}");
 }
+
+#[test]
+fn a_shaper_outside_its_ranges_is_refused_naming_the_field_and_the_range() {
+    // The rate is bounded by the slowest switch port it shapes (10 Gb/s here; hosts 4-5 have 25 Gb/s links).
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("switch.shaper={ rate = \"12Gbps\", bucket = \"3KB\" }", "switch.shaper.rate", &["(0, 10Gbps]", "s0->h0"]),
+        ("switch.shaper={ rate = \"0bps\", bucket = \"3KB\" }", "switch.shaper.rate", &["(0, 10Gbps]"]),
+        ("switch.shaper={ rate = \"9Gbps\", bucket = \"1000B\" }", "switch.shaper.bucket", &["at least one MTU"]),
+        ("switch.shaper={ rate = \"9Gbps\", bucket = \"2000GB\" }", "switch.shaper.bucket", &["1 TiB"]),
+        ("ports.0.shaper={ rate = \"11Gbps\", bucket = \"3KB\" }", "ports.0.shaper.rate", &["(0, 10Gbps]", "s0->h3"]),
+    ];
+    for &(set, path, msg) in cases {
+        refused(&[set], path, msg);
+    }
+    assert!(check(&["switch.shaper={ rate = \"9.95Gbps\", bucket = \"2.5KB\" }"]).is_ok());
+    let unknown = check(&["switch.shaper={ rate = \"9Gbps\", bucket = \"3KB\", peak = \"10Gbps\" }"]);
+    assert!(describe(&unknown).contains("peak"), "{}", describe(&unknown));
+}

@@ -35,6 +35,12 @@ fn every_shipped_scenario_gives_the_same_outputs_with_its_fast_paths_off() {
         sets.extend(more.iter().map(|s| s.to_string()));
         cases.push(("leafspine-mqecn", sets));
     }
+    // A shaper on every switch port: transmissions wait for tokens, whichever way the port is driven.
+    let mut shaped: Vec<String> = cut.iter().map(|s| s.to_string()).collect();
+    shaped.push(r#"switch.shaper={ rate = "9.5Gbps", bucket = "3KB" }"#.into());
+    cases.push(("dctcp-8flows", shaped.clone()));
+    shaped.push("workloads.0.flows=300".into());
+    cases.push(("leafspine-mqecn", shaped));
     // A packet trace turns the idle pass-through and lazy departures off by themselves.
     let mut traced: Vec<String> = cut.iter().map(|s| s.to_string()).collect();
     traced.extend(["observe.trace.from=5ms".to_string(), "observe.trace.to=5.2ms".to_string()]);
