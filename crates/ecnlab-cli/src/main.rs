@@ -38,6 +38,8 @@ USAGE:
   ecnlab-sim bench [--scenario NAME|FILE] [--json] [--set path=value]...
   ecnlab-sim reproduce ID|all [--quick | --paper] [--jobs N] [--out DIR]   (default DIR: results/ID)
   ecnlab-sim reproduce ID|all --recheck [--out DIR]   (re-evaluate checks from DIR/table.csv; runs nothing)
+  ecnlab-sim reproduce ID --emulate [--quick] [--out DIR]   (root: the [emulate] points in the simulator and on real
+                        TCP stacks through the software switch; default DIR: results/ID/emulated, with compare.md)
   ecnlab-sim thresholds --rate R (--rtt T | --rtt-file F.csv [--percentile P]) [--flows N] [--weights 1,1,2]
                         [--buffer B] [--mtu 1500B] [--k K] [--lambda L] [--json]
   ecnlab-sim thresholds --pias --cdf NAME|F.csv --load L [--levels 4] [--json]
@@ -394,12 +396,17 @@ fn build_kind() -> &'static str {
 }
 
 fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
+    if a.rest.iter().any(|x| x == "--emulate") {
+        // As `emulate`: the harness's signal cleanup under this command's handler.
+        ecnlab_switch::netns::install_signal_cleanup().map_err(switch_err)?;
+    }
     interrupt::install();
     use ecnlab::experiment::{self, Options, ScaleKind};
     let quick = a.flag("--quick");
     let paper = a.flag("--paper");
     let recheck = a.flag("--recheck");
     let no_fast_paths = a.flag("--no-fast-paths");
+    let emulate = a.flag("--emulate");
     let jobs = match a.value("--jobs")? {
         Some(j) => j
             .parse::<usize>()
@@ -421,6 +428,13 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     } else {
         ScaleKind::Default
     };
+    if emulate {
+        if recheck || id == "all" || no_fast_paths {
+            return Err(Error::config("--emulate", "runs one experiment ID (without --recheck or --no-fast-paths)"));
+        }
+        let dir = out.map_or_else(|| PathBuf::from("results").join(&id).join("emulated"), PathBuf::from);
+        return reproduce_emulated(&id, scale, jobs, dir);
+    }
     let ids: Vec<&str> = if id == "all" { experiment::registry::ids() } else { vec![id.as_str()] };
     let dir_of = |i: &str| match (&out, id == "all") {
         (Some(o), true) => PathBuf::from(o).join(i),
@@ -441,8 +455,15 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
             // The table's own scale (check.json) unless --quick/--paper says otherwise.
             experiment::recheck(i, &dir, (quick || paper).then_some(scale))?
         } else {
-            let opts =
-                Options { scale, jobs, out: dir.clone(), progress: true, cancel: interrupt::token(), no_fast_paths };
+            let opts = Options {
+                scale,
+                jobs,
+                out: dir.clone(),
+                progress: true,
+                cancel: interrupt::token(),
+                no_fast_paths,
+                backend: None,
+            };
             experiment::reproduce(i, &opts)?
         };
         let passed = o.checks.iter().filter(|c| c.passed()).count();
@@ -493,6 +514,32 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
     } else {
         Err(Error::CheckFailed(format!("checks failed in: {}", failed.join(", "))))
     }
+}
+
+/// `reproduce ID --emulate`: the points at the experiment's `[emulate]` settings in the simulator and on the
+/// software switch with the hosts' kernels (root), and DIR/compare.md beside them.
+fn reproduce_emulated(id: &str, scale: ecnlab::experiment::ScaleKind, jobs: usize, dir: PathBuf) -> Result<(), Error> {
+    use ecnlab::experiment::{self, Backend, Options};
+    // What refuses the run does so before anything is built or written: no [emulate], then no root.
+    experiment::for_emulation(&experiment::registry::get(id)?, scale)?;
+    ecnlab_switch::netns::require_capabilities().map_err(switch_err)?;
+    let run = |sc: &Scenario, cancel: &ecnlab::Cancel| {
+        let opts = ecnlab_switch::emulate::Options { cancel: cancel.clone(), progress: false };
+        ecnlab_switch::emulate::run(sc, None, &opts).map(|e| e.summary).map_err(switch_err)
+    };
+    let backend = Backend { name: "emulated", run: std::sync::Arc::new(run) };
+    let opts = Options { jobs, progress: true, cancel: interrupt::token(), ..Options::new(scale, dir.clone()) };
+    let (sim, real) = experiment::reproduce_emulated(id, &opts, backend)?;
+    eprintln!(
+        "{id} emulated: simulator {} ({} runs), real stack {} ({} runs, {:.0} s) → {}",
+        sim.verdict(),
+        sim.runs,
+        real.verdict(),
+        real.runs,
+        real.wall_time_s,
+        dir.join("compare.md").display()
+    );
+    Ok(())
 }
 
 /// Library errors name fields as the flags are spelled without `--`.

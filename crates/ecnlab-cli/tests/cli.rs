@@ -801,3 +801,22 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// `reproduce --emulate` refuses, with exit 2 and before writing anything, an experiment that has no `[emulate]`
+/// section, `all`, and `--recheck`.
+#[test]
+fn reproduce_emulate_refuses_what_it_cannot_run_before_writing() {
+    let dir = scratch("reproduce-emulate-refusals");
+    let out = dir.join("x");
+    let out = out.to_str().unwrap();
+    for (args, want) in [
+        (vec!["reproduce", "mqecn-fig1", "--emulate", "--out", out], "has no [emulate] section"),
+        (vec!["reproduce", "all", "--emulate", "--out", out], "runs one experiment ID"),
+        (vec!["reproduce", "ecnstar-fig2", "--emulate", "--recheck", "--out", out], "runs one experiment ID"),
+    ] {
+        let o = sim(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--emulate") && stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert!(!Path::new(out).exists(), "{args:?} wrote {out}");
+    }
+}

@@ -72,6 +72,7 @@ struct tcp_congestion_ops {
 #define CA_EVENT_LOSS 3             /* retransmission timeout */
 #define CA_EVENT_ECN_NO_CE 4        /* a data packet arrived without CE */
 #define CA_EVENT_ECN_IS_CE 5        /* a data packet arrived with CE */
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define TCP_CA_CWR 2
 #define TCP_CA_RECOVERY 3
 
@@ -124,6 +125,32 @@ static __attribute__((always_inline)) __u32 max_u32(__u32 a, __u32 b)
 	return a > b ? a : b;
 }
 
+/* cwnd·(1 − α/2), RFC 8257 §3.3, at least 2 segments. */
+static __attribute__((always_inline)) __u32 reduced(struct dctcp *ca, __u32 cwnd)
+{
+	__u32 cut = (__u32)(((__u64)cwnd * ca->alpha) >> (ALPHA_SHIFT + 1));
+
+	return max_u32(cwnd - cut, MIN_CWND);
+}
+
+/* Linux 6.18 sometimes starts a window reduction without running this program's ssthresh() (nor set_state):
+ * traced on this machine kind (docs/EMULATION.md), the kernel's tcp_cong_state_set event shows the entry into
+ * CWR while none of these hooks ran, and snd_ssthresh then holds 2165326096, above any threshold TCP can
+ * mean (TCP_INFINITE_SSTHRESH is the largest). The kernel's proportional rate reduction, whose signed
+ * ssthresh − flight is then negative, sets cwnd to ssthresh·delivered/prior_cwnd (10^8-10^9 segments), and the
+ * sender stops reacting to ECE. Repaired on the next ACK, before the kernel updates cwnd: the reduction DCTCP would
+ * have made from the window held when it began (prior_cwnd). */
+static __attribute__((always_inline)) void repair_skipped_reduction(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp(sk);
+
+	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH) {
+		tp->snd_ssthresh = reduced(state(sk), tp->prior_cwnd);
+		if (tp->snd_cwnd > tp->prior_cwnd)
+			tp->snd_cwnd = max_u32(tp->prior_cwnd, MIN_CWND);
+	}
+}
+
 /* ---- Hooks. Each program takes the raw argument array the kernel passes to struct_ops programs. ---- */
 
 /* Connection established. RFC 8257 §3.3: the first observation window ends at SND.NXT; α starts at 1, the
@@ -160,6 +187,7 @@ int ecnlab_dctcp_in_ack_event(__u64 *ctx)
 	__u32 una = tp->snd_una;
 	__u32 acked = una - ca->prior_snd_una;
 
+	repair_skipped_reduction(sk);
 	ca->prior_snd_una = una;
 	ca->bytes_acked += acked;
 	if (flags & CA_ACK_ECE)
@@ -190,11 +218,9 @@ __u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
 	struct sock *sk = (struct sock *)ctx[0];
 	struct tcp_sock *tp = tcp(sk);
 	struct dctcp *ca = state(sk);
-	__u32 cwnd = tp->snd_cwnd;
-	__u32 cut = (__u32)(((__u64)cwnd * ca->alpha) >> (ALPHA_SHIFT + 1));
 
-	ca->loss_cwnd = cwnd;
-	return max_u32(cwnd - cut, MIN_CWND);
+	ca->loss_cwnd = tp->snd_cwnd;
+	return reduced(ca, tp->snd_cwnd);
 }
 
 /* RFC 8257 §3.5: a loss is answered as conventional TCP answers it, by halving. Called where the kernel has

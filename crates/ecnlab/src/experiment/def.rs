@@ -44,6 +44,29 @@ pub struct Definition {
     /// The paper's headline numbers, each compared with ecnlab's value (issue 44).
     #[serde(default)]
     pub magnitude: Vec<MagnitudeDef>,
+    /// How the experiment runs on the software switch with real TCP stacks (`reproduce ID --emulate`); absent
+    /// for experiments whose setup cannot be emulated.
+    pub emulate: Option<Emulate>,
+    /// Overrides applied after every other (axis values' included): `[emulate] set` while the experiment runs
+    /// at its emulation settings (`experiment::for_emulation`); never read from the file.
+    #[serde(skip)]
+    pub final_set: Vec<String>,
+}
+
+/// The changes that make an experiment's runs emulatable on a 2-core machine (docs/EMULATION.md): applied
+/// after every other override (the axes' included), to the simulator's runs and the real stack's alike, so the
+/// two are compared on the same setup.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emulate {
+    /// Overrides of every run (`topology.rate=100Mbps`, …).
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Axis name → values replacing the definition's (fewer points: each emulated point runs in real time).
+    #[serde(default)]
+    pub axis: BTreeMap<String, Vec<toml::Value>>,
+    /// Why each change was needed (shown in the comparison).
+    pub note: String,
 }
 
 /// The default tolerance of a magnitude claim: ecnlab's value within 25 % of the paper's.

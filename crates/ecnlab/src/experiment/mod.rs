@@ -10,9 +10,10 @@ pub mod registry;
 pub mod runner;
 
 pub use def::Definition;
-pub use runner::{Options, ScaleKind};
+pub use runner::{Backend, Options, ScaleKind};
 
 use crate::error::Error;
+use std::path::Path;
 
 /// What `reproduce` returns: the checks and where the results are.
 pub struct Outcome {
@@ -41,6 +42,22 @@ fn at_scale(def: &Definition, scale: &str) -> Definition {
         def.constants.extend(overrides);
     }
     def
+}
+
+/// `def` as `reproduce ID --emulate` runs it at `scale`: its `[emulate]` overrides and axis values added to the
+/// scale's, for the simulator's runs and the real stack's alike. An experiment without `[emulate]` is refused.
+pub fn for_emulation(def: &Definition, scale: ScaleKind) -> Result<Definition, Error> {
+    let Some(em) = &def.emulate else {
+        return Err(Error::config(
+            "--emulate",
+            format!("experiment `{}` has no [emulate] section: its setup has not been made emulatable", def.id),
+        ));
+    };
+    let mut def = def.clone();
+    // After the axes' own overrides, which may set the same fields (a rate axis sets the rate).
+    def.final_set = em.set.clone();
+    def.scale.entry(scale.name().to_string()).or_default().axis.extend(em.axis.clone());
+    Ok(def)
 }
 
 /// Re-evaluates the checks and magnitude claims of experiment `id` over the table already in `dir`
@@ -98,4 +115,136 @@ pub fn reproduce_def(def: &Definition, opts: &Options) -> Result<Outcome, Error>
     let info = check::ReportInfo { scale: opts.scale.name().into(), wall_time_s: wall, rechecked: false };
     check::write_reports(def, &info, &g, &checks, &magnitudes, &opts.out)?;
     Ok(Outcome { checks, magnitudes, runs: g.points.len(), runs_executed: g.runs_executed, wall_time_s: wall })
+}
+
+/// `reproduce ID --emulate`: the experiment's points at its `[emulate]` settings, once in the simulator (into
+/// `out/sim`) and once through `backend` (the software switch with real TCP stacks, into `out/real`), then
+/// `out/compare.md`: the paper's numbers, the simulator's and the real stack's side by side. Emulated points run
+/// one at a time (they are real-time and pinned to cores).
+pub fn reproduce_emulated(id: &str, opts: &Options, backend: Backend) -> Result<(Outcome, Outcome), Error> {
+    let def = for_emulation(&registry::get(id)?, opts.scale)?;
+    let sim_opts = Options { out: opts.out.join("sim"), backend: None, ..opts.clone() };
+    let real_opts = Options { out: opts.out.join("real"), backend: Some(backend), jobs: 1, ..opts.clone() };
+    for o in [&sim_opts, &real_opts] {
+        crate::outdir::check_experiment(&o.out)?;
+    }
+    // Every point must be emulatable before the simulator's half runs.
+    let plan = runner::Plan::new(&def, opts.scale)?;
+    for b in plan.combos()? {
+        plan.scenario(&b)?.check_emulatable()?;
+    }
+    let sim = reproduce_def(&def, &sim_opts)?;
+    let real = reproduce_def(&def, &real_opts)?;
+    let text = comparison(&at_scale(&def, opts.scale.name()), &sim, &real, &sim_opts.out, &real_opts.out)?;
+    crate::outdir::write_atomic(&opts.out.join("compare.md"), text)?;
+    Ok((sim, real))
+}
+
+/// compare.md: magnitudes, checks and every point's metrics, simulator beside real stack.
+fn comparison(
+    def: &Definition,
+    sim: &Outcome,
+    real: &Outcome,
+    sim_dir: &Path,
+    real_dir: &Path,
+) -> Result<String, Error> {
+    use std::fmt::Write;
+    let num = |x: Option<f64>| x.filter(|v| v.is_finite()).map_or("—".to_string(), |v| format!("{v:.4}"));
+    let mut t = String::new();
+    let em = def.emulate.as_ref().expect("for_emulation checked it");
+    let _ = writeln!(t, "# {} — paper / simulator / real stack\n", def.id);
+    let _ = writeln!(t, "**Paper:** {}  \n**Paper's result:** {}  \n", def.paper, def.result.trim());
+    let _ = writeln!(t, "**Emulated setup** (both columns ran it): `{}`  \n{}\n", em.set.join("`, `"), em.note.trim());
+    let _ = writeln!(t, "Simulator: `sim/` ({}). Real stack: `real/` ({}).\n", sim.verdict(), real.verdict());
+    if !sim.magnitudes.is_empty() {
+        let _ = writeln!(t, "## The paper's numbers\n\n| claim | paper | simulator | real stack |\n|---|---|---|---|");
+        for (s, r) in sim.magnitudes.iter().zip(&real.magnitudes) {
+            let _ = writeln!(t, "| {} | {} | {} | {} |", s.name, s.paper, num(s.ecnlab), num(r.ecnlab));
+        }
+        t.push('\n');
+    }
+    if !sim.checks.is_empty() {
+        let _ = writeln!(t, "## Direction checks\n\n| check | paper | simulator | real stack |\n|---|---|---|---|");
+        for (s, r) in sim.checks.iter().zip(&real.checks) {
+            let _ = writeln!(t, "| {} | {} | {} | {} |", s.name, s.claim, s.status, r.status);
+        }
+        t.push('\n');
+    }
+    let (gs, gr) = (runner::read_tables(def, sim_dir)?, runner::read_tables(def, real_dir)?);
+    let names: Vec<&String> = def.metrics.keys().collect();
+    let _ = write!(t, "## Every point (simulator / real stack)\n\n| point |");
+    for n in &names {
+        let _ = write!(t, " {n} |");
+    }
+    let _ = write!(t, "\n|---|{}\n", "---|".repeat(names.len()));
+    for p in &gs.points {
+        let key = runner::key_of(&p.binding);
+        let other = gr.points.iter().find(|q| q.binding == p.binding);
+        let _ = write!(t, "| {key} |");
+        for n in &names {
+            let r = other.and_then(|q| q.metrics.get(*n).copied());
+            let _ = write!(t, " {} / {} |", num(p.metrics.get(*n).copied()), num(r));
+        }
+        t.push('\n');
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Topology;
+
+    /// A rate axis (as ecnstar-fig4's) whose own overrides set the rate and delay the emulation must replace.
+    const DEF: &str = r#"
+id = "t"
+paper = "p"
+title = "t"
+setup = "s"
+result = "r"
+base = """
+duration = "1s"
+[topology]
+kind = "star"
+hosts = 3
+rate = "1Gbps"
+delay = "10us"
+"""
+[[axis]]
+name = "g"
+values = [1, 10]
+set = ["topology.rate={g}Gbps", "topology.delay={g}us"]
+[metrics]
+q = "ports/s0->h0/occupancy/mean_pkts"
+[emulate]
+set = ["topology.rate=100Mbps", "topology.delay={g * 20}us"]
+axis.g = [1]
+note = "n"
+"#;
+
+    #[test]
+    fn emulation_overrides_come_after_the_axes_and_its_axis_values_replace_theirs() {
+        let def = Definition::parse(DEF).expect("valid");
+        let em = for_emulation(&def, ScaleKind::Default).expect("has [emulate]");
+        let plan = runner::Plan::new(&em, ScaleKind::Default).expect("plan");
+        let combos = plan.combos().expect("combos");
+        assert_eq!(combos.len(), 1, "axis g narrowed to [1]");
+        match plan.scenario(&combos[0]).expect("scenario").topology {
+            Topology::Star { rate, delay, .. } => {
+                assert_eq!(rate.0, 100_000_000, "the emulation's rate, not the axis's 1 Gb/s");
+                assert_eq!(delay, crate::units::Time::from_ns(20_000), "templates see the axis value");
+            }
+            t => panic!("{t:?}"),
+        }
+        // The plain definition is untouched: both rates, the axis's own overrides.
+        assert_eq!(runner::Plan::new(&def, ScaleKind::Default).unwrap().combos().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_experiment_without_emulate_is_refused_naming_the_flag() {
+        let plain = DEF[..DEF.find("[emulate]").unwrap()].to_string();
+        let def = Definition::parse(&plain).expect("valid without [emulate]");
+        let e = for_emulation(&def, ScaleKind::Default).unwrap_err().to_string();
+        assert!(e.contains("--emulate") && e.contains("no [emulate] section"), "{e}");
+    }
 }

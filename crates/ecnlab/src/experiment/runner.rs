@@ -44,13 +44,41 @@ pub struct Options {
     pub cancel: crate::Cancel,
     /// Every point run with every fast path off (`RunOptions::no_fast_paths`): the same table, slower.
     pub no_fast_paths: bool,
+    /// What runs each point: the simulator when `None`.
+    pub backend: Option<Backend>,
+}
+
+/// Runs one resolved scenario and returns its summary.json.
+pub type RunPoint = dyn Fn(&Scenario, &crate::Cancel) -> Result<serde_json::Value, Error> + Send + Sync;
+
+/// Something other than the simulator that runs an experiment's points (the software switch with real TCP
+/// stacks, in ecnlab-switch, which depends on this crate). Its name is part of every cached point's key, so a
+/// point is never taken from another backend's cache.
+#[derive(Clone)]
+pub struct Backend {
+    pub name: &'static str,
+    pub run: std::sync::Arc<RunPoint>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend").field("name", &self.name).finish()
+    }
 }
 
 impl Options {
     /// `scale` into `out`: one job, no progress line, a fresh cancel token, the fast paths on. Set the rest by
     /// struct update: `Options { jobs: 4, ..Options::new(ScaleKind::Quick, dir) }`.
     pub fn new(scale: ScaleKind, out: impl Into<PathBuf>) -> Options {
-        Options { scale, jobs: 1, out: out.into(), progress: false, cancel: Default::default(), no_fast_paths: false }
+        Options {
+            scale,
+            jobs: 1,
+            out: out.into(),
+            progress: false,
+            cancel: Default::default(),
+            no_fast_paths: false,
+            backend: None,
+        }
     }
 }
 
@@ -102,7 +130,7 @@ impl Scope for BindingScope<'_> {
     }
 }
 
-fn key_of(b: &Binding) -> String {
+pub(crate) fn key_of(b: &Binding) -> String {
     b.iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
@@ -195,6 +223,7 @@ impl<'a> Plan<'a> {
                 sets.extend(s.set.iter().cloned());
             }
         }
+        sets.extend(self.def.final_set.iter().cloned());
         sets.iter()
             .map(|t| expr::substitute(t, &sc).map_err(|m| Error::config(format!("{}: set `{t}`", self.def.id), m)))
             .collect()
@@ -256,6 +285,7 @@ struct Ctx<'a> {
     progress: bool,
     cancel: crate::Cancel,
     no_fast_paths: bool,
+    backend: Option<Backend>,
 }
 
 impl Ctx<'_> {
@@ -267,21 +297,31 @@ impl Ctx<'_> {
         // simulator sources (a hash of the crate's `src/` and `data/` taken at build time: any change to the
         // simulator re-runs every point), and only if its checksum matches its metrics.
         let metrics = format!("{:?}", self.plan.def.metrics);
+        let backend = self.backend.as_ref().map_or("", |b| b.name);
         let hash = crate::sim::report::fnv(
-            &(sc.to_toml() + &metrics + env!("CARGO_PKG_VERSION") + env!("ECNLAB_SOURCE_HASH")),
+            &(sc.to_toml() + &metrics + env!("CARGO_PKG_VERSION") + env!("ECNLAB_SOURCE_HASH") + backend),
         );
         let file = self.dir.join(format!("{}.json", key_of(b)));
         if let Some(p) = self.cached_point(&file, &hash, b) {
             self.cached.fetch_add(1, Ordering::Relaxed);
             return Ok(p);
         }
-        let opts =
-            crate::RunOptions { progress: false, cancel: self.cancel.clone(), no_fast_paths: self.no_fast_paths };
-        let report = crate::run_with(&sc, &opts).map_err(|e| match e {
+        let summary = match &self.backend {
+            None => {
+                let opts = crate::RunOptions {
+                    progress: false,
+                    cancel: self.cancel.clone(),
+                    no_fast_paths: self.no_fast_paths,
+                };
+                crate::run_with(&sc, &opts).map(|r| r.summary)
+            }
+            Some(backend) => (backend.run)(&sc, &self.cancel),
+        }
+        .map_err(|e| match e {
             Error::Interrupted => e, // stays distinct: the caller reports an interruption, not a failed point
             e => Error::Run(format!("{} at {}: {e}", self.plan.def.id, key_of(b))),
         })?;
-        let metrics = extract(self.plan.def, &report.summary);
+        let metrics = extract(self.plan.def, &summary);
         let values: serde_json::Map<_, _> = metrics
             .iter()
             .map(|(k, v)| (k.clone(), if v.is_finite() { serde_json::json!(v) } else { serde_json::Value::Null }))
@@ -293,7 +333,7 @@ impl Ctx<'_> {
             "build": BUILD,
             "checksum": record_checksum(&hash, &values),
             "metrics": values,
-            "wall_time_s": report.summary["wall_time_s"],
+            "wall_time_s": summary["wall_time_s"],
         });
         crate::outdir::write_atomic(&file, rec.to_string())?;
         self.executed.fetch_add(1, Ordering::Relaxed);
@@ -341,6 +381,7 @@ pub fn run_grid(def: &Definition, opts: &Options) -> Result<GridResult, Error> {
         progress: opts.progress && std::io::stderr().is_terminal(),
         cancel: opts.cancel.clone(),
         no_fast_paths: opts.no_fast_paths,
+        backend: opts.backend.clone(),
     };
     let next = AtomicUsize::new(0);
     let points = Mutex::new(Vec::new());
