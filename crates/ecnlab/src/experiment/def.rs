@@ -67,6 +67,12 @@ pub struct Emulate {
     pub axis: BTreeMap<String, Vec<toml::Value>>,
     /// Why each change was needed (shown in the comparison).
     pub note: String,
+    /// For a search: its bounds and fixed values while emulated (as a scale's `search_lo`, `search_hi`,
+    /// `search_also`), and its criterion at the emulated rate (a goodput threshold scales with the rate).
+    pub search_lo: Option<i64>,
+    pub search_hi: Option<i64>,
+    pub search_also: Option<Vec<i64>>,
+    pub search_at_least: Option<f64>,
 }
 
 /// The default tolerance of a magnitude claim: ecnlab's value within 25 % of the paper's.
@@ -296,6 +302,30 @@ impl Definition {
         for (name, m) in &self.metrics {
             if let Some(e) = m.strip_prefix('=') {
                 expr::parse(e).map_err(|msg| bad(&format!("metrics.{name}"), msg))?;
+            }
+        }
+        if let Some(em) = &self.emulate {
+            let fields = [
+                ("search_lo", em.search_lo.is_some()),
+                ("search_hi", em.search_hi.is_some()),
+                ("search_also", em.search_also.is_some()),
+                ("search_at_least", em.search_at_least.is_some()),
+            ];
+            for (f, given) in fields {
+                if given && self.search.is_none() {
+                    return Err(bad(&format!("emulate.{f}"), "the experiment has no [search]".into()));
+                }
+            }
+            if let (Some(lo), Some(hi)) = (
+                em.search_lo.or(self.search.as_ref().map(|s| s.lo)),
+                em.search_hi.or(self.search.as_ref().map(|s| s.hi)),
+            ) {
+                if lo > hi {
+                    return Err(bad("emulate.search_hi", format!("{hi} is below the search's lower bound {lo}")));
+                }
+            }
+            if em.search_at_least.is_some_and(|x| !x.is_finite()) {
+                return Err(bad("emulate.search_at_least", "must be a finite number".into()));
             }
         }
         for s in self.scale.keys() {

@@ -56,7 +56,14 @@ pub fn for_emulation(def: &Definition, scale: ScaleKind) -> Result<Definition, E
     let mut def = def.clone();
     // After the axes' own overrides, which may set the same fields (a rate axis sets the rate).
     def.final_set = em.set.clone();
-    def.scale.entry(scale.name().to_string()).or_default().axis.extend(em.axis.clone());
+    let sc = def.scale.entry(scale.name().to_string()).or_default();
+    sc.axis.extend(em.axis.clone());
+    sc.search_lo = em.search_lo.or(sc.search_lo);
+    sc.search_hi = em.search_hi.or(sc.search_hi);
+    sc.search_also = em.search_also.clone().or(sc.search_also.take());
+    if let (Some(s), Some(x)) = (def.search.as_mut(), em.search_at_least) {
+        s.at_least = x;
+    }
     Ok(def)
 }
 
@@ -129,15 +136,31 @@ pub fn reproduce_emulated(id: &str, opts: &Options, backend: Backend) -> Result<
         crate::outdir::check_experiment(&o.out)?;
     }
     // Every point must be emulatable before the simulator's half runs.
-    let plan = runner::Plan::new(&def, opts.scale)?;
-    for b in plan.combos()? {
-        plan.scenario(&b)?.check_emulatable()?;
-    }
+    check_emulatable_points(&def, opts.scale)?;
     let sim = reproduce_def(&def, &sim_opts)?;
     let real = reproduce_def(&def, &real_opts)?;
     let text = comparison(&at_scale(&def, opts.scale.name()), &sim, &real, &sim_opts.out, &real_opts.out)?;
     crate::outdir::write_atomic(&opts.out.join("compare.md"), text)?;
     Ok((sim, real))
+}
+
+/// Refuses (naming the field) if any point `def` may run at `scale` cannot be emulated: for a search, at every
+/// value of its parameter the bisection may try.
+pub fn check_emulatable_points(def: &Definition, scale: ScaleKind) -> Result<(), Error> {
+    let plan = runner::Plan::new(def, scale)?;
+    for b in plan.combos()? {
+        match (&def.search, plan.search_bounds()) {
+            (Some(s), Some((lo, hi, also))) => {
+                for n in (lo..=hi).chain(also) {
+                    let mut b = b.clone();
+                    b.insert(s.param.clone(), expr::Value::Num(n as f64));
+                    plan.scenario(&b)?.check_emulatable()?;
+                }
+            }
+            _ => plan.scenario(&b)?.check_emulatable()?,
+        }
+    }
+    Ok(())
 }
 
 /// compare.md: magnitudes, checks and every point's metrics, simulator beside real stack.
@@ -171,6 +194,18 @@ fn comparison(
         t.push('\n');
     }
     let (gs, gr) = (runner::read_tables(def, sim_dir)?, runner::read_tables(def, real_dir)?);
+    if let Some(s) = &def.search {
+        let _ = writeln!(
+            t,
+            "## Search: {} (largest {} in the search's range with {} ≥ {})\n\n| point | simulator | real stack |\n|---|---|---|",
+            s.name, s.param, s.metric, s.at_least
+        );
+        for (b, v) in &gs.searched {
+            let r = gr.searched.iter().find(|q| &q.0 == b).map(|q| q.1);
+            let _ = writeln!(t, "| {} | {} | {} |", runner::key_of(b), num(Some(*v)), num(r));
+        }
+        t.push('\n');
+    }
     let names: Vec<&String> = def.metrics.keys().collect();
     let _ = write!(t, "## Every point (simulator / real stack)\n\n| point |");
     for n in &names {
@@ -246,5 +281,50 @@ note = "n"
         let def = Definition::parse(&plain).expect("valid without [emulate]");
         let e = for_emulation(&def, ScaleKind::Default).unwrap_err().to_string();
         assert!(e.contains("--emulate") && e.contains("no [emulate] section"), "{e}");
+    }
+
+    /// DEF with a search over n (a setting only it sets) and the emulation's search fields.
+    fn with_search(emulate_search: &str) -> String {
+        DEF.replace("[metrics]", "[search]\nparam = \"n\"\nlo = 2\nhi = 100\nmetric = \"q\"\nat_least = 600\nname = \"max_n\"\nalso = [4]\nset = [\"topology.hosts={n + 1}\"]\n[metrics]")
+            .replace("note = \"n\"", &format!("note = \"n\"\n{emulate_search}"))
+    }
+
+    #[test]
+    fn an_emulated_search_takes_the_emulation_s_bounds_and_criterion() {
+        let text = with_search("search_lo = 3\nsearch_hi = 15\nsearch_also = [5]\nsearch_at_least = 60");
+        let def = Definition::parse(&text).expect("valid");
+        let em = for_emulation(&def, ScaleKind::Default).expect("has [emulate]");
+        let plan = runner::Plan::new(&em, ScaleKind::Default).expect("plan");
+        assert_eq!(plan.search_bounds(), Some((3, 15, vec![5])));
+        assert_eq!(em.search.as_ref().unwrap().at_least, 60.0);
+        // Without the fields the search keeps its own bounds and criterion.
+        let def = Definition::parse(&with_search("")).expect("valid");
+        let em = for_emulation(&def, ScaleKind::Default).expect("has [emulate]");
+        assert_eq!(runner::Plan::new(&em, ScaleKind::Default).unwrap().search_bounds(), Some((2, 100, vec![4])));
+        assert_eq!(em.search.as_ref().unwrap().at_least, 600.0);
+    }
+
+    #[test]
+    fn emulated_search_fields_are_checked_naming_the_field() {
+        let e = Definition::parse(&DEF.replace("note = \"n\"", "note = \"n\"\nsearch_hi = 10")).unwrap_err();
+        assert!(e.to_string().contains("emulate.search_hi") && e.to_string().contains("no [search]"), "{e}");
+        let e = Definition::parse(&with_search("search_lo = 20\nsearch_hi = 10")).unwrap_err();
+        assert!(e.to_string().contains("emulate.search_hi"), "{e}");
+    }
+
+    #[test]
+    fn an_emulated_search_is_checked_at_every_n_it_may_try() {
+        // hosts = n + 1 and an emulated star has at most MAX_EMULATED_HOSTS hosts: the default range up to 100
+        // is refused naming the field; one that stops at MAX_EMULATED_HOSTS − 1 senders is accepted.
+        let max = crate::scenario::MAX_EMULATED_HOSTS as i64;
+        let def = for_emulation(&Definition::parse(&with_search("")).unwrap(), ScaleKind::Default).unwrap();
+        let e = check_emulatable_points(&def, ScaleKind::Default).unwrap_err().to_string();
+        assert!(e.contains("topology.hosts"), "{e}");
+        let fits = with_search(&format!("search_hi = {}", max - 1));
+        let def = for_emulation(&Definition::parse(&fits).unwrap(), ScaleKind::Default).unwrap();
+        check_emulatable_points(&def, ScaleKind::Default).expect("every n up to hi fits");
+        let over = with_search(&format!("search_hi = {max}"));
+        let def = for_emulation(&Definition::parse(&over).unwrap(), ScaleKind::Default).unwrap();
+        assert!(check_emulatable_points(&def, ScaleKind::Default).is_err(), "n = {max} needs {} hosts", max + 1);
     }
 }

@@ -235,7 +235,7 @@ impl<'a> Plan<'a> {
             .map_err(|e| Error::config(format!("{} at {}", self.def.id, key_of(b)), e.to_string()))
     }
 
-    fn search_bounds(&self) -> Option<(i64, i64, Vec<i64>)> {
+    pub fn search_bounds(&self) -> Option<(i64, i64, Vec<i64>)> {
         let s = self.def.search.as_ref()?;
         Some((
             self.scale.search_lo.unwrap_or(s.lo),
