@@ -61,31 +61,20 @@ def _badge(ok: bool, info: bool = False) -> str:
     return f'<span class="badge {cls}">{text}</span>'
 
 
-def _spans(text: str, mark: str, render) -> list[str]:
-    """`text` split at `mark`: the parts between a pair of marks rendered by `render`, the rest as they are (an
-    unpaired last mark stays as text)."""
+def _spans(text: str, mark: str) -> list[tuple[bool, str]]:
+    """`text` split at `mark` into (between a pair of marks, part); an unpaired last mark stays in the text."""
     parts = text.split(mark)
     paired = len(parts) % 2 == 1
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2 == 1 and (paired or i < len(parts) - 1):
-            out.append(render(part))
-        else:
-            out.append(part if i % 2 == 0 else mark + part)
-    return out
+    return [(True, p) if i % 2 == 1 and (paired or i < len(parts) - 1) else (False, p if i % 2 == 0 else mark + p)
+            for i, p in enumerate(parts)]
 
 
 def _inline(text: str) -> str:
     """Escapes one line of Markdown and renders its `code` and **bold** spans (the notes use no other markup)."""
-    code = "\0"  # Code spans are rendered apart, so `**` inside them stays as written.
-    pieces = _spans(text, "`", lambda c: code + html.escape(c))
-    out = []
-    for p in pieces:
-        if p.startswith(code):
-            out.append(f"<code>{p[1:]}</code>")
-        else:
-            out.append("".join(_spans(html.escape(p), "**", lambda b: f"<b>{b}</b>")))
-    return "".join(out)
+    return "".join(
+        f"<code>{html.escape(part)}</code>" if code else
+        "".join(f"<b>{b}</b>" if bold else b for bold, b in _spans(html.escape(part), "**"))
+        for code, part in _spans(text, "`"))
 
 
 def _markdown(text: str) -> str:

@@ -456,13 +456,11 @@ fn cmd_reproduce(mut a: Args) -> Result<(), Error> {
             experiment::recheck(i, &dir, (quick || paper).then_some(scale))?
         } else {
             let opts = Options {
-                scale,
                 jobs,
-                out: dir.clone(),
                 progress: true,
                 cancel: interrupt::token(),
                 no_fast_paths,
-                backend: None,
+                ..Options::new(scale, &dir)
             };
             experiment::reproduce(i, &opts)?
         };

@@ -204,7 +204,7 @@ fn reproduce(py: Python<'_>, id: String, scale: &str, jobs: usize, out: PathBuf,
         s => return Err(py_err(py, Error::config("scale", format!("`{s}`: one of quick, default, paper")))),
     };
     let o = interruptible(py, |cancel| {
-        experiment::reproduce(&id, &Options { scale, jobs: jobs.max(1), out, progress, cancel, no_fast_paths: false, backend: None })
+        experiment::reproduce(&id, &Options { jobs: jobs.max(1), progress, cancel, ..Options::new(scale, out) })
     })?;
     let v = serde_json::json!({
         "pass": o.pass(), "verdict": o.verdict(), "runs": o.runs, "runs_executed": o.runs_executed, "wall_time_s": o.wall_time_s,

@@ -153,10 +153,7 @@ impl SwitchConfig {
         for (h, host) in testbed.hosts().iter().enumerate() {
             let spec = &specs[h];
             let name = format!("s0->h{h}");
-            let settings = match sc.ports.iter().find(|o| o.port == name) {
-                Some(o) => sc.port_settings_with(o),
-                None => sc.switch.clone(),
-            };
+            let settings = sc.port_settings(true, sc.ports.iter().find(|o| o.port == name));
             let port = build_port(&settings, spec.rate_ba, spec.delay_ba, sc.mtu, &name, sc.seed, h)?;
             #[rustfmt::skip]
             links.push(Link { ifname: host.switch_port.clone(), host_mac: host.mac, up_rate: spec.rate_ab,

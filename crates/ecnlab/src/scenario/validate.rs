@@ -321,9 +321,13 @@ impl Scenario {
         self.hosts.egress == super::Egress::Switch || matches!(from, crate::net::Node::Switch(_))
     }
 
-    /// The switch defaults with one override applied.
-    pub fn port_settings_with(&self, o: &PortOverride) -> PortSettings {
+    /// A queueing port's settings: `[switch]`'s, then its `[[ports]]` override if it has one. `[switch]`'s
+    /// shaper shapes switches' ports only (`at_switch`), never a host's port built like a switch's, which gets
+    /// one only from its own override.
+    pub fn port_settings(&self, at_switch: bool, o: Option<&PortOverride>) -> PortSettings {
         let s = &self.switch;
+        let shaper = if at_switch { s.shaper } else { None };
+        let Some(o) = o else { return PortSettings { shaper, ..s.clone() } };
         PortSettings {
             buffer: o.buffer.unwrap_or(s.buffer),
             queues: o.queues.unwrap_or(s.queues),
@@ -333,7 +337,7 @@ impl Scenario {
             queue_limits: o.queue_limits.clone().unwrap_or_else(|| s.queue_limits.clone()),
             pool: s.pool.clone(),
             pfc: s.pfc.clone(),
-            shaper: o.shaper.or(s.shaper),
+            shaper: o.shaper.or(shaper),
         }
     }
 
@@ -362,7 +366,7 @@ impl Scenario {
                     "host NIC ports are not configurable (unless hosts.egress = \"switch\"); name a switch port",
                 );
             }
-            let settings = self.port_settings_with(o);
+            let settings = self.port_settings(port.switch, Some(o));
             self.validate_port(&path, &settings, port)?;
             if let Some(s) = &settings.shaper {
                 let field = if o.shaper.is_some() { format!("{path}.shaper") } else { "switch.shaper".into() };

@@ -73,15 +73,10 @@ impl Fabric {
         let (switches, links) = sc.topology.links();
         let net = Network::build(hosts as usize, switches as usize, &links, sc.mtu)
             .map_err(|e| Error::config("topology", e))?;
-        // `[switch]`'s shaper is the switches' own: hosts' ports built like a switch's are not shaped by it.
-        let host_like_switch = PortSettings { shaper: None, ..sc.switch.clone() };
         let mut settings: Vec<Option<PortSettings>> = net
             .ports
             .iter()
-            .map(|p| match p.from {
-                Node::Switch(_) => Some(sc.switch.clone()),
-                Node::Host(_) => sc.queueing_port(p.from).then(|| host_like_switch.clone()),
-            })
+            .map(|p| sc.queueing_port(p.from).then(|| sc.port_settings(matches!(p.from, Node::Switch(_)), None)))
             .collect();
         for (i, o) in sc.ports.iter().enumerate() {
             let id = net.port_by_name(&o.port).ok_or_else(|| {
@@ -93,7 +88,8 @@ impl Fabric {
                     "host NIC ports are not configurable (unless hosts.egress = \"switch\")",
                 ));
             }
-            settings[id as usize] = Some(sc.port_settings_with(o));
+            let at_switch = matches!(net.ports[id as usize].from, Node::Switch(_));
+            settings[id as usize] = Some(sc.port_settings(at_switch, Some(o)));
         }
         let watched: Vec<u32> = if sc.observe.ports.is_empty() {
             (0..net.ports.len() as u32).filter(|&p| settings[p as usize].is_some()).collect()

@@ -86,6 +86,25 @@ fn host_ports_like_a_switchs_are_deterministic_and_take_per_port_overrides() {
     assert!((2.5..=7.5).contains(&mean), "overridden K = 5: queue mean {mean} pkts");
 }
 
+#[test]
+fn the_switchs_shaper_never_shapes_a_host_port_named_only_for_another_override() {
+    // `[switch]`'s shaper is the switches' own (SCENARIOS.md): a host port like a switch's keeps its line rate,
+    // whether or not a `[[ports]]` entry names it. Naming it with an override equal to the default (a no-op)
+    // must therefore change nothing: same host-port queue, same goodput, to the byte.
+    let shaped = [
+        "hosts.egress=\"switch\"",
+        "hosts.tsq_limit=\"1GB\"",
+        "duration=\"50ms\"",
+        "switch.shaper={ rate = \"5Gbps\", bucket = \"3KB\" }",
+    ];
+    let named = [&shaped[..], &["ports=[{ port = \"h1->s0\", non_ect = \"pass\" }]"]].concat();
+    let (plain, with_entry) = (run_text(LONE_FLOW, &shaped), run_text(LONE_FLOW, &named));
+    assert_eq!(port(&plain, "h1->s0"), port(&with_entry, "h1->s0"));
+    assert_eq!(plain.summary["goodput"], with_entry.summary["goodput"]);
+    // The switch's port is shaped in both: 5 Gb/s of frames carry at most 4.87 Gb/s of payload.
+    assert!(f(&plain.summary["goodput"]["total_gbps"]) < 4.9);
+}
+
 /// Web-search flows from 6 hosts to host 0 at 30 % of its link, each with an extra one-way delay drawn from
 /// ECN♯'s long-tailed 70–210 us shape; one queue with a buffer no burst fills, and no marking.
 const RTT_VARIED: &str = r#"
