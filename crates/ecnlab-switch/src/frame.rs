@@ -108,6 +108,68 @@ fn parse_v6(ip: &[u8]) -> Option<Ip> {
     Some((L3::Ipv6, tclass >> 2, tclass & 0b11, total as u32, h as u32))
 }
 
+/// What the switch's RTT meter reads of a TCP segment over IPv4 (the harness's links carry no IPv6 traffic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSegment {
+    /// Source address and port, then destination address and port, as on the wire: one direction of a
+    /// connection. [`TcpSegment::reverse`] is the other direction's key.
+    pub key: [u8; 12],
+    pub seq: u32,
+    /// The cumulative acknowledgment, meaningful only when `has_ack`.
+    pub ack: u32,
+    pub has_ack: bool,
+    pub fin: bool,
+    /// Bytes of payload, plus one for SYN and FIN (each takes a sequence number).
+    pub seq_len: u32,
+}
+
+impl TcpSegment {
+    /// The key of the connection's other direction (its ACKs travel under it).
+    pub fn reverse(key: &[u8; 12]) -> [u8; 12] {
+        let mut r = [0u8; 12];
+        r[..4].copy_from_slice(&key[4..8]);
+        r[4..8].copy_from_slice(&key[..4]);
+        r[8..10].copy_from_slice(&key[10..12]);
+        r[10..12].copy_from_slice(&key[8..10]);
+        r
+    }
+}
+
+/// Parses a frame's IPv4 TCP header; `None` for anything else (IPv6, other protocols, later fragments, or a
+/// header too short or inconsistent to trust).
+pub fn tcp_v4(frame: &[u8]) -> Option<TcpSegment> {
+    if frame.len() < ETH_HDR + 20 || be16(frame, 12) != ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = &frame[ETH_HDR..];
+    let ihl = (ip[0] & 0x0f) as usize * 4;
+    let total = be16(ip, 2) as usize;
+    if ip[0] >> 4 != 4 || ihl < 20 || total > ip.len() || ip[9] != PROTO_TCP || be16(ip, 6) & 0x1fff != 0 {
+        return None;
+    }
+    if total < ihl + 20 {
+        return None;
+    }
+    let tcp = &ip[ihl..total];
+    let doff = (tcp[12] >> 4) as usize * 4;
+    if doff < 20 || doff > tcp.len() {
+        return None;
+    }
+    let flags = tcp[13];
+    let (fin, syn, ack) = (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x10 != 0);
+    let mut key = [0u8; 12];
+    key[..8].copy_from_slice(&ip[12..20]);
+    key[8..12].copy_from_slice(&tcp[..4]);
+    Some(TcpSegment {
+        key,
+        seq: read32(tcp, 4),
+        ack: read32(tcp, 8),
+        has_ack: ack,
+        fin,
+        seq_len: (tcp.len() - doff) as u32 + syn as u32 + fin as u32,
+    })
+}
+
 /// One multiply-xorshift round: enough to spread 5-tuples over ECMP paths and hash tables.
 fn mix(h: u64, v: u64) -> u64 {
     let x = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);

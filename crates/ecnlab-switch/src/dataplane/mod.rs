@@ -13,12 +13,14 @@
 
 mod config;
 mod report;
+mod rtt;
 
 pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, Sampling, SwitchConfig};
 pub use report::{LinkReport, Quantiles, QueueSamples, Report};
+pub use rtt::{RttMeter, RttSamples};
 
 use crate::error::{Error, Result};
-use crate::frame::{self, Headers, ETH_HDR};
+use crate::frame::{self, Headers, TcpSegment, ETH_HDR};
 use crate::netns::Netns;
 use crate::pcap::PcapWriter;
 use crate::ring::Ring;
@@ -117,6 +119,11 @@ impl FrameTable {
             frame::complete_l4_checksum(slot, h);
         }
         id
+    }
+
+    fn frame(&self, id: PacketId) -> &[u8] {
+        let i = id.0 as usize;
+        &self.bytes[i * self.slot..i * self.slot + self.len[i] as usize]
     }
 
     fn frame_mut(&mut self, id: PacketId) -> &mut [u8] {
@@ -291,6 +298,8 @@ struct Engine {
     stalls: LogHist,
     /// Queue samples taken so far, the next instant due, and the most rows kept.
     samples: Option<(QueueSamples, usize)>,
+    /// The TCP connections' round-trip times, from the data and ACK frames forwarded.
+    rtt: RttMeter,
 }
 
 fn hist() -> LogHist {
@@ -391,6 +400,7 @@ impl Engine {
             loops: 0,
             stalls: hist(),
             samples,
+            rtt: RttMeter::default(),
             links,
         };
         // Grow the packet pool and frame table to a full ring per link before the first frame, so that the
@@ -469,7 +479,7 @@ impl Engine {
     /// Takes every frame the rings hold: parsed, copied into the frame table, given a packet, and put in its
     /// uplink's line at the instant the host's NIC model delivers it.
     fn receive(&mut self, now_ns: u64) {
-        let Engine { links, table, pool, fifos, frames, class_of_dscp, mtu, uplink_limit, offset, .. } = self;
+        let Engine { links, table, pool, fifos, frames, class_of_dscp, mtu, uplink_limit, offset, rtt, .. } = self;
         for (i, l) in links.iter_mut().enumerate() {
             while let Some(f) = l.ring.peek() {
                 let stamp = Time::from_ns(((f.stamp_ns as i64 - *offset) as u64).min(now_ns));
@@ -487,6 +497,10 @@ impl Engine {
                             l.c.uplink_overflow += 1;
                         } else {
                             let id = frames.store(pool, &h, e, class_of_dscp, f.data, f.csum_not_ready);
+                            if let Some(t) = frame::tcp_v4(f.data) {
+                                let class = class_of_dscp[h.dscp as usize];
+                                rtt.sent(t.key, t.seq, t.seq_len, t.fin, class, stamp);
+                            }
                             // The host's NIC: FIFO at line rate from the instant the kernel saw the frame
                             // leave the host, then the link's propagation delay.
                             let due = match l.uplink.offer(stamp, id, 0, pool, fifos, None) {
@@ -600,6 +614,10 @@ impl Engine {
         l.tx_end = t + l.port.tx_time(d.wire);
         l.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
         l.down.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
+        // An ACK's sample is taken when it reaches the data's sender (its last bit, in virtual time).
+        if let Some(t) = frame::tcp_v4(self.frames.frame(d.id)).filter(|t| t.has_ack) {
+            self.rtt.acked(&TcpSegment::reverse(&t.key), t.ack, d.arrives);
+        }
     }
 
     /// Sends every frame whose last bit has reached its host by now (`now_ns`), CE written where its port
@@ -650,6 +668,7 @@ impl Engine {
             }
         }
         self.stalls.clear();
+        self.rtt.clear();
         if let Some(s) = &mut self.shared {
             s.occupancy.reset(self.vnow);
         }
@@ -698,6 +717,7 @@ impl Engine {
             memory_locked: self.memory_locked,
             loops: self.loops,
             stalls_ns: Quantiles::of(&self.stalls),
+            rtt: self.rtt.samples(),
             pool: self.shared.as_mut().map(|p| p.occupancy.stats(at)),
             // Only the last report carries them (`run`): a report asked for while forwarding copies nothing big.
             samples: None,

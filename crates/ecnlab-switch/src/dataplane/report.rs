@@ -113,6 +113,8 @@ pub struct Report {
     /// Over the window: pauses of the loop longer than 50 us (descheduled, or held up in the kernel), its
     /// own rests excluded.
     pub stalls_ns: Quantiles,
+    /// Over the window: TCP RTT samples per class of the data, taken at the switch (`RttMeter`).
+    pub rtt: super::RttSamples,
     /// The shared buffer pool's occupancy over the window, when the ports draw from one.
     pub pool: Option<OccupancyStats>,
     /// The queues' backlogs sampled in virtual time (`SwitchConfig::sampling`).

@@ -3,10 +3,10 @@
 
 use super::tasks::OpenedFlow;
 use super::Measured;
-use crate::dataplane::{LinkReport, QueueSamples};
+use crate::dataplane::{LinkReport, QueueSamples, RttSamples};
 use crate::traffic::report::{stats, Endpoints, FlowResult, LinkModel};
 use crate::traffic::server::ReceiverRecord;
-use ecnlab::observe::fmt_num;
+use ecnlab::observe::{fmt_num, LogHist};
 use ecnlab::scenario::Workload;
 use ecnlab::sim::summary::{
     Build, FirstMark, FlowStats, HistSummary, PoolSummary, PortSummary, QueueSummary, RttSummary, RunSummary,
@@ -20,11 +20,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Keys of the simulator's summary.json that an emulated run does not write (`*` stands for every port):
-/// `events` and `events_per_s` count a simulation's events; `rtt` holds every TCP RTT sample the simulated
-/// senders took, which the kernel does not hand out (probe workloads measure RTT in `workloads`);
-/// `first_mark.cwnd_segments` is the sender's window stamped on a simulated packet, which a real frame does
-/// not carry.
-pub const SIMULATOR_ONLY: &[&str] = &["events", "events_per_s", "rtt", "ports.*.first_mark.cwnd_segments"];
+/// `events` and `events_per_s` count a simulation's events; `first_mark.cwnd_segments` is the sender's window
+/// stamped on a simulated packet, which a real frame does not carry. (`rtt` is written: the switch measures
+/// the connections' RTT from the data and ACK frames it forwards, `dataplane::RttMeter`.)
+pub const SIMULATOR_ONLY: &[&str] = &["events", "events_per_s", "ports.*.first_mark.cwnd_segments"];
 
 /// An emulated run, ready to be written as a run directory.
 #[derive(Clone, Debug)]
@@ -246,6 +245,7 @@ pub(super) fn build(sc: &Scenario, m: Measured) -> Emulated {
         .max()
         .map_or(m.clock.t0_ns, |t| t.min(end));
     let config_toml = sc.to_toml();
+    let rtt = rtt_summary(&m.at_close.rtt, &ep.goodput.per_class_gbps);
     let typed = RunSummary {
         ecnlab: Build::current(),
         scenario: ScenarioId::of(sc, &config_toml),
@@ -267,10 +267,7 @@ pub(super) fn build(sc: &Scenario, m: Measured) -> Emulated {
         },
         ports,
         pools,
-        rtt: RttSummary {
-            all: HistSummary { count: 0, mean_us: None, p50_us: None, p99_us: None, max_us: None },
-            per_class: BTreeMap::new(),
-        },
+        rtt,
         phases: vec![],
         fct: ep.fct,
         workloads,
@@ -292,6 +289,18 @@ pub(super) fn build(sc: &Scenario, m: Measured) -> Emulated {
         series.push(("delivered.csv".to_string(), d));
     }
     Emulated { summary, fct_csv: endpoints.fct_csv(), series, config_toml }
+}
+
+/// `rtt` as the simulator writes it: per class (the classes of `goodput.per_class_gbps` and those with
+/// samples) and `all`, over the window.
+fn rtt_summary(r: &RttSamples, goodput_classes: &BTreeMap<String, f64>) -> RttSummary {
+    let empty = LogHist::default();
+    let mut per_class: BTreeMap<String, HistSummary> =
+        goodput_classes.keys().map(|c| (c.clone(), HistSummary::of_ps(&empty))).collect();
+    for (c, h) in &r.per_class {
+        per_class.insert(c.to_string(), HistSummary::of_ps(h));
+    }
+    RttSummary { all: HistSummary::of_ps(&r.all), per_class }
 }
 
 /// The `emulation` block: what ran where, and the data plane's own health over the whole run.

@@ -286,16 +286,7 @@ fn probe_summary(p: &ProbeResult, tl: &Timeline) -> WorkloadSummary {
             h.add(s.rtt_ns * 1000, 1); // ps, the simulator's histogram unit
         }
     }
-    WorkloadSummary::Probe(ProbeSummary {
-        sent: p.sent,
-        rtt: HistSummary {
-            count: h.samples(),
-            mean_us: h.mean().map(|v| v / 1e6),
-            p50_us: h.quantile(0.5).map(|v| v / 1e6),
-            p99_us: h.quantile(0.99).map(|v| v / 1e6),
-            max_us: (h.samples() > 0).then(|| h.max() as f64 / 1e6),
-        },
-    })
+    WorkloadSummary::Probe(ProbeSummary { sent: p.sent, rtt: HistSummary::of_ps(&h) })
 }
 
 #[cfg(test)]

@@ -156,3 +156,36 @@ fn a_capture_reads_back_as_libpcap_with_nanosecond_stamps() {
     assert_eq!((u32_at(43), u32_at(47), u32_at(51), u32_at(55)), (1_700_000_001, 1, 64, 100));
     assert_eq!(b.len(), 59 + 64);
 }
+
+#[test]
+fn tcp_segments_are_read_as_written_by_hand() {
+    let mut x = 3;
+    let mut f = ipv4_tcp(0x04 << 2 | 0b10, 1448, &mut x);
+    let ip = 14;
+    f[ip + 12..ip + 20].copy_from_slice(&[10, 0, 0, 3, 10, 0, 0, 1]);
+    let tcp = ip + 20;
+    f[tcp..tcp + 4].copy_from_slice(&[0x9c, 0x40, 0x13, 0x88]); // ports 40000 → 5000
+    f[tcp + 4..tcp + 8].copy_from_slice(&0xffff_fff0u32.to_be_bytes());
+    f[tcp + 8..tcp + 12].copy_from_slice(&77u32.to_be_bytes());
+    f[tcp + 12] = 5 << 4; // 20-byte header
+    f[tcp + 13] = 0x10 | 0x01; // ACK, FIN
+    let t = frame::tcp_v4(&f).expect("an IPv4 TCP frame");
+    assert_eq!(t.key, [10, 0, 0, 3, 10, 0, 0, 1, 0x9c, 0x40, 0x13, 0x88]);
+    assert_eq!((t.seq, t.ack, t.has_ack, t.fin, t.seq_len), (0xffff_fff0, 77, true, true, 1448 + 1));
+    assert_eq!(frame::TcpSegment::reverse(&t.key), [10, 0, 0, 1, 10, 0, 0, 3, 0x13, 0x88, 0x9c, 0x40]);
+    // A bare SYN takes one sequence number; options (data offset 8 words) are not payload.
+    let mut syn = ipv4_tcp(0, 12, &mut x);
+    syn[tcp + 12] = 8 << 4;
+    syn[tcp + 13] = 0x02;
+    let t = frame::tcp_v4(&syn).expect("a SYN");
+    assert_eq!((t.has_ack, t.fin, t.seq_len), (false, false, 1));
+    // Not TCP, or a header that claims more than the packet holds: nothing.
+    let mut udp = f.clone();
+    udp[ip + 9] = 17;
+    assert_eq!(frame::tcp_v4(&udp), None);
+    let mut bad = f.clone();
+    bad[tcp + 12] = 15 << 4;
+    bad.truncate(tcp + 40);
+    bad[ip + 2..ip + 4].copy_from_slice(&60u16.to_be_bytes());
+    assert_eq!(frame::tcp_v4(&bad), None);
+}

@@ -108,13 +108,7 @@ pub fn fct_stats(fcts: &mut [f64]) -> Stats {
 }
 
 fn hist_us(h: &LogHist) -> HistSummary {
-    HistSummary {
-        count: h.samples(),
-        mean_us: h.mean().map(|v| v / 1e6),
-        p50_us: h.quantile(0.5).map(|v| v / 1e6),
-        p99_us: h.quantile(0.99).map(|v| v / 1e6),
-        max_us: (h.samples() > 0).then(|| h.max() as f64 / 1e6),
-    }
+    HistSummary::of_ps(h)
 }
 
 /// A port's or queue's counters as summary.json writes them (also the software switch's ports).

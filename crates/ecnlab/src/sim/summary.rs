@@ -296,6 +296,20 @@ pub struct HistSummary {
     pub max_us: Option<f64>,
 }
 
+impl HistSummary {
+    /// The statistics of a histogram of picoseconds, in µs (what the simulator's and the emulation's `rtt`
+    /// and probe statistics write).
+    pub fn of_ps(h: &crate::observe::LogHist) -> HistSummary {
+        HistSummary {
+            count: h.samples(),
+            mean_us: h.mean().map(|v| v / 1e6),
+            p50_us: h.quantile(0.5).map(|v| v / 1e6),
+            p99_us: h.quantile(0.99).map(|v| v / 1e6),
+            max_us: (h.samples() > 0).then(|| h.max() as f64 / 1e6),
+        }
+    }
+}
+
 /// `phases[i]`: one phase of `observe.phases` (the last one ends at `duration`; phases ignore the warm-up).
 #[derive(Clone, Debug, Serialize)]
 pub struct Phase {
