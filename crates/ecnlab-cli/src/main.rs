@@ -232,11 +232,13 @@ fn emulate_bench(mut a: Args) -> Result<(), Error> {
         let b = ecnlab_switch::bench::forwarding(rate, std::time::Duration::from_secs_f64(secs)).map_err(switch_err)?;
         let p = &b.port;
         eprintln!(
-            "{rate}: {:.4} Gb/s = {:.4} of the rate, {:.0} packets/s; departure gap p50 {:.3} us (ideal {:.3}), p99 {:.3} us; \
-             added RTT p50 {:.1} us, p99 {:.1} us (over a {:.1} us model); ring drops {}, late offers {}",
+            "{rate}: {:.4} Gb/s = {:.4} of the rate, {:.0} packets/s (port utilization {:.4}); departure gap p50 {:.3} us \
+             (ideal {:.3}), p99 {:.3} us; added RTT p50 {:.1} us, p99 {:.1} us (over a {:.1} us model); ring drops {}, \
+             late offers {}",
             b.received_bps / 1e9,
             b.achieved,
             b.received_pps,
+            p.utilization,
             p.gap_ns.p50 / 1e3,
             p.ideal_gap_ns.p50 / 1e3,
             p.gap_ns.p99 / 1e3,
