@@ -714,11 +714,11 @@ fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_on
     assert_eq!(e["emulation"]["tcp_ecn"], 1);
     assert!(e["goodput"]["total_gbps"].as_f64().unwrap() > 0.05, "{}", e["goodput"]);
     // The switch's RTT samples (the flows' per-ACK RTT seen from the senders' NICs): above the base RTT (about
-    // 0.33 ms) since the queue holds K = 20 packets (2.4 ms) at most, and of the simulator's order.
+    // 0.33 ms), and of the simulator's order (the queue near K = 20 packets, 2.4 ms, in both).
     let (re, rs) = (&e["rtt"]["0"], &s["rtt"]["0"]);
     assert!(re["count"].as_u64().unwrap() > 1000 && re["count"] == e["rtt"]["all"]["count"], "{re}");
     let (me, ms) = (re["mean_us"].as_f64().unwrap(), rs["mean_us"].as_f64().unwrap());
-    assert!(me > 330.0 && me < 0.33e3 + 3.0e3 && me / ms > 0.5 && me / ms < 2.0, "emulated {re}, simulated {rs}");
+    assert!(me > 330.0 && me / ms > 0.5 && me / ms < 2.0, "emulated {re}, simulated {rs}");
     assert!(ecnlab_namespaces().iter().all(|n| !n.contains(&format!("-{}-", std::process::id()))));
 }
 
