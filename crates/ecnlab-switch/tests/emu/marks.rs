@@ -74,6 +74,11 @@ fn long_flows_into(
     stop.store(true, Ordering::Relaxed);
     let senders = senders.into_iter().map(|h| h.join().expect("sender")).collect();
     sink_thread.join().expect("receiver");
+    // The switch first: a closed sender's kernel still sends what its socket held, so frames (CE ones among
+    // them) cross until the switch stops; then a moment for the last ones written to reach the receiver's IP
+    // layer, and its count is final.
+    let at_stop = sw.stop().expect("switch");
+    std::thread::sleep(Duration::from_millis(50));
     let in_ce = tb
         .host(receiver)
         .ns
@@ -81,8 +86,7 @@ fn long_flows_into(
             off_switch_core();
             netstat("IpExt", "InCEPkts")
         })
-        .expect("h0 counters");
-    let at_stop = sw.stop().expect("switch");
+        .expect("receiver counters");
     let namespaces = tb.namespaces().iter().map(|ns| ns.path()).collect();
     drop(tb);
     Outcome { at_open, at_close, at_stop, bytes, secs, senders, in_ce, namespaces }
