@@ -673,14 +673,15 @@ fn ecnlab_namespaces() -> Vec<String> {
 
 const EMU_SHORT: [&str; 4] = ["--set", "duration=2s", "--set", "observe.warmup=500ms"];
 
-#[test]
-fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_only_ones() {
-    let Some(_g) = emulation_guard() else { return };
-    let dir = scratch("emulate-keys");
+/// Emulates and simulates the shipped scenario `name` (shortened) and checks that the emulated summary.json
+/// has every key the simulator's has but the simulator-only ones, and no other outside its `emulation` block,
+/// and that the run directory holds the simulator's files plus the capture `pcap`; both summaries.
+fn emulated_and_simulated_with_the_same_keys(name: &str, pcap: &str) -> (Value, Value) {
+    let dir = scratch(&format!("emulate-keys-{name}"));
     let (emu, simulated) = (dir.join("emu"), dir.join("sim"));
-    let o = sim(&[&["emulate", "emu-ecnstar-2flows", "--out", path_str(&emu)], &EMU_SHORT[..]].concat());
+    let o = sim(&[&["emulate", name, "--out", path_str(&emu)], &EMU_SHORT[..]].concat());
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let o = sim(&[&["run", "emu-ecnstar-2flows", "--out", path_str(&simulated)], &EMU_SHORT[..]].concat());
+    let o = sim(&[&["run", name, "--out", path_str(&simulated)], &EMU_SHORT[..]].concat());
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let read = |d: &Path| -> Value {
         serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
@@ -704,8 +705,16 @@ fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_on
     for f in ["config.toml", "fct.csv", "series/queues.csv", "series/delivered.csv", ".ecnlab"] {
         assert!(emu.join(f).is_file(), "{f}");
     }
-    let pcap = std::fs::read(emu.join("pcap/s0-h0-egress.pcap")).unwrap();
+    let pcap = std::fs::read(emu.join(pcap)).unwrap();
     assert_eq!(&pcap[..4], &0xa1b2_3c4du32.to_ne_bytes(), "a nanosecond libpcap file");
+    assert!(ecnlab_namespaces().iter().all(|n| !n.contains(&format!("-{}-", std::process::id()))));
+    (e, s)
+}
+
+#[test]
+fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_only_ones() {
+    let Some(_g) = emulation_guard() else { return };
+    let (e, s) = emulated_and_simulated_with_the_same_keys("emu-ecnstar-2flows", "pcap/s0-h0-egress.pcap");
     // Real stacks went through ecnlab's port: it marked, the hosts' Reno answered, nothing was lost.
     let port = &e["ports"]["s0->h0"];
     assert!(port["window_counters"]["marked_pkts"].as_u64().unwrap() > 0);
@@ -719,7 +728,19 @@ fn emulate_writes_every_summary_key_the_simulator_writes_except_the_simulator_on
     assert!(re["count"].as_u64().unwrap() > 1000 && re["count"] == e["rtt"]["all"]["count"], "{re}");
     let (me, ms) = (re["mean_us"].as_f64().unwrap(), rs["mean_us"].as_f64().unwrap());
     assert!(me > 330.0 && me / ms > 0.5 && me / ms < 2.0, "emulated {re}, simulated {rs}");
-    assert!(ecnlab_namespaces().iter().all(|n| !n.contains(&format!("-{}-", std::process::id()))));
+}
+
+#[test]
+fn emulate_a_dumbbell_writes_the_simulators_keys_its_bottleneck_among_the_ports() {
+    let Some(_g) = emulation_guard() else { return };
+    let (e, s) = emulated_and_simulated_with_the_same_keys("emu-dumbbell-2flows", "pcap/s1-h2-egress.pcap");
+    let names = |v: &Value| v["ports"].as_object().unwrap().keys().cloned().collect::<Vec<String>>();
+    assert_eq!(names(&e), ["s0->h0", "s0->h1", "s0->s1", "s1->h2", "s1->s0"]);
+    assert_eq!(names(&e), names(&s));
+    // The bottleneck between the switches marked the real stacks' frames; nothing was lost.
+    assert!(e["ports"]["s0->s1"]["window_counters"]["marked_pkts"].as_u64().unwrap() > 0);
+    assert_eq!(e["totals"]["dropped_pkts"], 0);
+    assert!(e["goodput"]["total_gbps"].as_f64().unwrap() > 0.05, "{}", e["goodput"]);
 }
 
 #[test]
@@ -730,9 +751,12 @@ fn a_scenario_that_cannot_be_emulated_is_refused_with_exit_2_and_no_directory() 
         ("topology.rate=10Gbps", "topology.rate"),
         ("transport.cc={ kind = \"dcqcn\" }", "transport.cc.kind"),
         ("workloads.0={ kind = \"poisson\", load = 0.5, cdf = [\"websearch\"] }", "workloads.0.kind"),
+        ("emulation.pcap=[{ port = \"s0->s1\" }]", "emulation.pcap.0.port"),
     ] {
         let out = dir.join("out");
-        let mut args = vec!["emulate", "emu-ecnstar-2flows", "--out", path_str(&out), "--set", set];
+        // The link between a dumbbell's switches is inside the forwarding thread: nothing to capture there.
+        let scenario = if set.contains("s0->s1") { "emu-dumbbell-2flows" } else { "emu-ecnstar-2flows" };
+        let mut args = vec!["emulate", scenario, "--out", path_str(&out), "--set", set];
         if set.contains("dcqcn") {
             args.extend(["--set", "transport.handshake=false"]);
         }

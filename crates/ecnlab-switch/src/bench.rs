@@ -112,7 +112,14 @@ pub fn forwarding(rate: Rate, window: Duration) -> Result<BenchReport> {
     let link = |i: usize, up: Rate| -> Result<Link> {
         let h = tb.host(i);
         let port = build_port(&settings, rate, Time::from_us(10), Bytes(1500), &h.switch_port, 1, i)?;
-        Ok(Link { ifname: h.switch_port.clone(), host_mac: h.mac, up_rate: up, up_delay: Time::from_us(10), port })
+        Ok(Link {
+            ifname: h.switch_port.clone(),
+            host_mac: h.mac,
+            up_rate: up,
+            up_delay: Time::from_us(10),
+            port,
+            switch: 0,
+        })
     };
     let cfg = SwitchConfig::new(vec![link(0, Rate(rate.0 * 10))?, link(1, rate)?], 1500);
     let sw = Switch::start(tb.switch(), cfg)?;

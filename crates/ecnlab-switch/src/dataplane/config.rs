@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::netns::Testbed;
 use ecnlab::engine::{rng::key, Rng};
 use ecnlab::port::{Port, SharedBuffer};
-use ecnlab::scenario::{PortSettings, Topology};
+use ecnlab::scenario::{EmulatedPorts, PortSettings, Topology};
 use ecnlab::units::{Bytes, Rate, Time};
 use ecnlab::Scenario;
 use std::path::PathBuf;
@@ -19,6 +19,19 @@ pub struct Link {
     pub up_rate: Rate,
     pub up_delay: Time,
     /// Switch → host: ecnlab's egress port (its rate and propagation delay are its configuration's).
+    pub port: Port,
+    /// The switch the host hangs on (0 in a star; a dumbbell's left hosts 0, its right hosts 1).
+    pub switch: usize,
+}
+
+/// One direction of a link between two switches (a dumbbell's `s0->s1`): ecnlab's egress port at `from`,
+/// whose departures reach `to` after the port's transmission and propagation delay, with no veth between:
+/// both switches are the one forwarding thread.
+pub struct Trunk {
+    /// The port's name, `s0->s1`.
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
     pub port: Port,
 }
 
@@ -52,6 +65,8 @@ pub struct Capture {
 /// The switch: its links (one egress port each), the forwarding thread's placement, captures.
 pub struct SwitchConfig {
     pub links: Vec<Link>,
+    /// The links between switches, each direction its own port (none in a star).
+    pub trunks: Vec<Trunk>,
     /// The switch's shared buffer pool, if its ports draw from one (`switch.pool`).
     pub shared: Option<SharedBuffer>,
     /// IP MTU of the links, bytes.
@@ -114,6 +129,7 @@ impl SwitchConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         SwitchConfig {
             links,
+            trunks: Vec::new(),
             shared: None,
             mtu,
             core: Some(cores - 1),
@@ -130,12 +146,17 @@ impl SwitchConfig {
         }
     }
 
-    /// The switch of a star scenario on `testbed`: host h's link is the scenario's h-th host link, its egress
-    /// port `s0->h<h>` built from `[switch]` and `[[ports]]` exactly as the simulator builds it.
+    /// The switches of a star or dumbbell scenario on `testbed`: host h's link is the scenario's h-th host
+    /// link, its egress port (`s0->h<h>`, or `s1->h<h>` on a dumbbell's right side) and the ports between the
+    /// switches (`s0->s1`, `s1->s0`) built from `[switch]` and `[[ports]]` exactly as the simulator builds them,
+    /// each with the simulator's random stream.
     pub fn from_scenario(sc: &Scenario, testbed: &Testbed) -> Result<SwitchConfig> {
         sc.validate()?;
-        if !matches!(sc.topology, Topology::Star { .. }) {
-            return Err(Error::config("topology.kind", "the emulated switch supports a star (one switch) only"));
+        if !matches!(sc.topology, Topology::Star { .. } | Topology::Dumbbell { .. }) {
+            return Err(Error::config("topology.kind", "the emulated switch is a star or a dumbbell"));
+        }
+        if matches!(sc.topology, Topology::Dumbbell { .. }) && sc.switch.pool.is_some() {
+            return Err(Error::config("switch.pool", "one shared pool per switch is not emulated in a dumbbell"));
         }
         let hosts = sc.topology.host_count() as usize;
         if hosts != testbed.hosts().len() {
@@ -149,23 +170,31 @@ impl SwitchConfig {
         }
         let mtu = sc.mtu.0 as u32;
         let (_, specs) = sc.topology.links();
+        let plan = EmulatedPorts::of(&sc.topology);
+        let settings = |name: &str| sc.port_settings(true, sc.ports.iter().find(|o| o.port == name));
         let mut links = Vec::with_capacity(hosts);
         for (h, host) in testbed.hosts().iter().enumerate() {
             let spec = &specs[h];
-            let name = format!("s0->h{h}");
-            let settings = sc.port_settings(true, sc.ports.iter().find(|o| o.port == name));
-            let port = build_port(&settings, spec.rate_ba, spec.delay_ba, sc.mtu, &name, sc.seed, h)?;
+            let (switch, name, index) = &plan.hosts[h];
+            let port = build_port(&settings(name), spec.rate_ba, spec.delay_ba, sc.mtu, name, sc.seed, *index)?;
             #[rustfmt::skip]
             links.push(Link { ifname: host.switch_port.clone(), host_mac: host.mac, up_rate: spec.rate_ab,
-                              up_delay: spec.delay_ab, port });
+                              up_delay: spec.delay_ab, port, switch: *switch as usize });
+        }
+        let mut trunks = Vec::with_capacity(plan.trunks.len());
+        for t in &plan.trunks {
+            let port = build_port(&settings(&t.name), t.rate, t.delay, sc.mtu, &t.name, sc.seed, t.index)?;
+            trunks.push(Trunk { name: t.name.clone(), from: t.from as usize, to: t.to as usize, port });
         }
         let mut cfg = SwitchConfig::new(links, mtu);
+        cfg.trunks = trunks;
         cfg.shared = sc.switch.pool.as_ref().map(|p| SharedBuffer::new(p.size.0, p.alpha.clone()));
         Ok(cfg)
     }
 }
 
-/// One egress port from its settings, built as the simulator builds one (`PortSettings::build_port`). Packets
+/// One egress port from its settings, built as the simulator builds one (`PortSettings::build_port`, the
+/// random stream of the simulator's port `index`). Packets
 /// finding it idle pass straight through, and it asks for a wake-up at each transmission's end (its owner
 /// makes departures at those instants).
 pub fn build_port(
@@ -181,4 +210,38 @@ pub fn build_port(
     port.set_pass_idle(true);
     port.set_deferred_departures(false);
     Ok(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build_port;
+    use ecnlab::packet::{Packet, PacketPool};
+    use ecnlab::port::{Admit, FifoPool};
+    use ecnlab::scenario::PortSettings;
+    use ecnlab::units::{Bytes, Rate, Time};
+
+    #[test]
+    fn a_trunks_frame_reaches_the_far_switch_at_its_departure_end_plus_the_delay() {
+        // s0->s1 at 100 Mb/s with 30 us of propagation: a 1500-byte frame takes 120 us to send.
+        let s = PortSettings::default();
+        let mut port = build_port(&s, Rate(100_000_000), Time::from_us(30), Bytes(1500), "s0->s1", 1, 6).unwrap();
+        let (mut pool, mut fifos) = (PacketPool::default(), FifoPool::new());
+        let mut frame = || pool.alloc(Packet { wire: 1500, ..Packet::default() });
+        let (a, b) = (frame(), frame());
+        let t0 = Time::from_ms(1);
+        // Found idle: sent at once, at s1 when its last bit is: 1000 + 120 + 30 us.
+        match port.offer(t0, a, 0, &mut pool, &mut fifos, None) {
+            Admit::Sent(d) => assert_eq!(d.arrives, Time::from_us(1150)),
+            other => panic!("{other:?}"),
+        }
+        // Behind it: waits until the first ends (1120 us), then 120 us more on the wire and 30 us of delay.
+        let wake = match port.offer(t0, b, 0, &mut pool, &mut fifos, None) {
+            Admit::Queued { wake: Some(w), .. } => w,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(wake, Time::from_us(1120));
+        port.wake(wake);
+        let d = port.depart(wake, &mut pool, &mut fifos, None, &mut Vec::new()).expect("b departs");
+        assert_eq!((d.id, d.arrives), (b, Time::from_us(1270)));
+    }
 }

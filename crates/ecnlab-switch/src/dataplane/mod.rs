@@ -10,12 +10,19 @@
 //! sojourn figures are exact in virtual time even when the thread is descheduled for a few ms: it catches
 //! up, late in wall time but in order. A departed frame is sent when its last bit would reach the host (the
 //! departure instant + transmission time + propagation delay): the link's delay line.
+//!
+//! Several switches (a dumbbell's two) are driven by the same thread, with the same clock. A port between
+//! two switches (`s0->s1`) is ecnlab's `Port` like any other; what it sends is not written to a veth but put
+//! in its delay line, and when its last bit reaches the far switch (the departure instant plus transmission
+//! time plus propagation delay, in virtual time) it is offered there to the next port on its way, as a frame
+//! received at that instant. So queueing, marking and drops at the bottleneck are the simulator's, and an
+//! arrival at the far switch is in order with its own hosts' arrivals.
 
 mod config;
 mod report;
 mod rtt;
 
-pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, Sampling, SwitchConfig};
+pub use config::{build_port, identity_dscp, Capture, Direction, Fifo, Link, Sampling, SwitchConfig, Trunk};
 pub use report::{LinkReport, Quantiles, QueueSamples, Report};
 pub use rtt::{RttMeter, RttSamples};
 
@@ -141,18 +148,34 @@ struct InFlight {
     tag: u32,
 }
 
+/// An egress port as the forwarding thread drives it, toward a host or toward another switch.
+struct Out {
+    port: Port,
+    /// The wake-up the port asked for (the end of its transmission, a packet waiting).
+    wake: Option<Time>,
+    /// When the port's latest transmission ends.
+    tx_end: Time,
+    /// What it sent, until the last bit reaches the far end (a host: then it is written to the veth; a
+    /// switch: then it is offered there).
+    line: VecDeque<InFlight>,
+    /// Offer to start of transmission, virtual time.
+    sojourn: LogHist,
+}
+
+impl Out {
+    fn new(port: Port, slots: usize) -> Out {
+        Out { port, wake: None, tx_end: Time::ZERO, line: VecDeque::with_capacity(slots), sojourn: hist() }
+    }
+}
+
 /// One link's state in the forwarding thread.
 struct LinkState {
     ifname: String,
     ring: Ring,
     uplink: Port,
     up: VecDeque<InFlight>,
-    port: Port,
-    /// The wake-up the port asked for (the end of its transmission, a packet waiting).
-    wake: Option<Time>,
-    /// When the port's latest transmission ends.
-    tx_end: Time,
-    down: VecDeque<InFlight>,
+    /// The switch toward the host.
+    out: Out,
     capture_in: Option<PcapWriter>,
     capture_out: Option<PcapWriter>,
     c: LinkCounters,
@@ -161,7 +184,56 @@ struct LinkState {
     gap: LogHist,
     ideal_gap: LogHist,
     lateness: LogHist,
-    sojourn: LogHist,
+}
+
+/// A port from one switch to another, and what it has delivered there.
+struct TrunkState {
+    name: String,
+    to: usize,
+    out: Out,
+    delivered: u64,
+    delivered_bytes: u64,
+}
+
+/// Which egress port a frame takes at each switch. Egress ports are numbered host links first (port e
+/// toward host link e), then the ports between switches (`links + t` for trunk t).
+struct Routes {
+    switch_of: Vec<usize>,
+    switches: usize,
+    /// At `from × switches + to`: the egress number of the port from switch `from` toward switch `to`.
+    trunk: Vec<Option<usize>>,
+}
+
+impl Routes {
+    /// `switch_of[e]`: the switch host link e hangs on; `trunks[t]`: the switches trunk t joins (from, to).
+    fn new(switch_of: Vec<usize>, trunks: &[(usize, usize)]) -> Routes {
+        let switches = switch_of.iter().chain(trunks.iter().flat_map(|(a, b)| [a, b])).max().map_or(1, |m| m + 1);
+        let mut trunk = vec![None; switches * switches];
+        for (t, &(a, b)) in trunks.iter().enumerate() {
+            trunk[a * switches + b] = Some(switch_of.len() + t);
+        }
+        Routes { switch_of, switches, trunk }
+    }
+
+    /// The egress port at `switch` of a frame for host link `dst`: the host's own port on its switch, else
+    /// the port toward the host's switch (`None`: no link there).
+    fn hop(&self, switch: usize, dst: usize) -> Option<usize> {
+        let to = self.switch_of[dst];
+        if to == switch {
+            Some(dst)
+        } else {
+            self.trunk[switch * self.switches + to]
+        }
+    }
+}
+
+/// The egress port numbered `e` (`Routes`).
+fn out_mut<'a>(links: &'a mut [LinkState], trunks: &'a mut [TrunkState], e: usize) -> &'a mut Out {
+    let n = links.len();
+    match links.get_mut(e) {
+        Some(l) => &mut l.out,
+        None => &mut trunks[e - n].out,
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -270,6 +342,8 @@ impl Drop for Switch {
 /// The forwarding thread's state.
 struct Engine {
     links: Vec<LinkState>,
+    trunks: Vec<TrunkState>,
+    routes: Routes,
     /// Destination MAC → link.
     table: Vec<([u8; 6], usize)>,
     pool: PacketPool,
@@ -336,6 +410,7 @@ impl Engine {
             }
         }
         let mut links = Vec::with_capacity(cfg.links.len());
+        let mut switch_of = Vec::with_capacity(cfg.links.len());
         let mut table = Vec::new();
         for (i, l) in cfg.links.into_iter().enumerate() {
             let ring = Ring::open(&l.ifname, cfg.ring_frames, cfg.mtu)?;
@@ -348,15 +423,13 @@ impl Engine {
                 }
             };
             table.push((l.host_mac, i));
+            switch_of.push(l.switch);
             links.push(LinkState {
                 ifname: l.ifname,
                 ring,
                 uplink: Port::nic(l.up_rate, l.up_delay, Bytes(cfg.mtu as u64)),
                 up: VecDeque::with_capacity(cfg.ring_frames),
-                port: l.port,
-                wake: None,
-                tx_end: Time::ZERO,
-                down: VecDeque::with_capacity(cfg.ring_frames),
+                out: Out::new(l.port, cfg.ring_frames),
                 capture_in: capture(Direction::Ingress)?,
                 capture_out: capture(Direction::Egress)?,
                 c: LinkCounters::default(),
@@ -364,14 +437,22 @@ impl Engine {
                 gap: hist(),
                 ideal_gap: hist(),
                 lateness: hist(),
-                sojourn: hist(),
             });
         }
+        let joins: Vec<(usize, usize)> = cfg.trunks.iter().map(|t| (t.from, t.to)).collect();
+        let routes = Routes::new(switch_of, &joins);
+        // A trunk's line holds what its port sends in one propagation delay: never more than every ring's worth.
+        let slots = cfg.ring_frames * links.len().max(1);
+        #[rustfmt::skip]
+        let trunks: Vec<TrunkState> = cfg.trunks.into_iter().map(|t| TrunkState {
+            name: t.name, to: t.to, out: Out::new(t.port, slots), delivered: 0, delivered_bytes: 0,
+        }).collect();
         if let Some(c) = cfg.captures.iter().find(|c| c.link >= links.len()) {
             return Err(Error::config("captures.link", format!("link {}; the switch has {}", c.link, links.len())));
         }
         let samples = cfg.sampling.map(|s| {
-            let queues: Vec<usize> = links.iter().map(|l| l.port.queue_count()).collect();
+            let ports = links.iter().map(|l| &l.out).chain(trunks.iter().map(|t| &t.out));
+            let queues: Vec<usize> = ports.map(|o| o.port.queue_count()).collect();
             let cols: usize = queues.iter().sum();
             let bytes = Vec::with_capacity(cols * s.rows);
             (QueueSamples { t0: s.t0, step: s.step.max(Time::from_ns(1)), queues, bytes }, s.rows)
@@ -402,6 +483,8 @@ impl Engine {
             samples,
             rtt: RttMeter::default(),
             links,
+            trunks,
+            routes,
         };
         // Grow the packet pool and frame table to a full ring per link before the first frame, so that the
         // steady state allocates nothing.
@@ -479,7 +562,8 @@ impl Engine {
     /// Takes every frame the rings hold: parsed, copied into the frame table, given a packet, and put in its
     /// uplink's line at the instant the host's NIC model delivers it.
     fn receive(&mut self, now_ns: u64) {
-        let Engine { links, table, pool, fifos, frames, class_of_dscp, mtu, uplink_limit, offset, rtt, .. } = self;
+        let Engine { links, table, routes, pool, fifos, frames, class_of_dscp, mtu, uplink_limit, offset, rtt, .. } =
+            self;
         for (i, l) in links.iter_mut().enumerate() {
             while let Some(f) = l.ring.peek() {
                 let stamp = Time::from_ns(((f.stamp_ns as i64 - *offset) as u64).min(now_ns));
@@ -489,8 +573,11 @@ impl Engine {
                     let _ = w.write(f.stamp_ns, f.data);
                 }
                 let h = frame::parse(f.data);
-                match (h, h.and_then(|h| table.iter().find(|(m, _)| *m == h.dst).map(|&(_, e)| e))) {
-                    (Some(h), Some(e)) if e != i => {
+                let dst = h.and_then(|h| table.iter().find(|(m, _)| *m == h.dst).map(|&(_, e)| e));
+                // Its first egress port: its host's, or the one toward its host's switch.
+                let first = dst.filter(|&e| e != i).and_then(|e| Some((e, routes.hop(routes.switch_of[i], e)?)));
+                match (h, first) {
+                    (Some(h), Some((e, first))) => {
                         if f.truncated || h.l3_len > *mtu {
                             l.c.oversize += 1;
                         } else if l.uplink.settled(stamp).holds_more_than(*uplink_limit) {
@@ -507,7 +594,7 @@ impl Engine {
                                 Admit::Sent(d) => d.arrives,
                                 other => unreachable!("a NIC sends what it is offered: {other:?}"),
                             };
-                            l.up.push_back(InFlight { due, id, tag: e as u32 });
+                            l.up.push_back(InFlight { due, id, tag: first as u32 });
                         }
                     }
                     _ => l.c.unknown_dst += 1,
@@ -518,20 +605,39 @@ impl Engine {
     }
 
     /// Makes every arrival and departure due by `horizon`, in the order of their instants (departures first
-    /// at equal instants, as the simulator makes the end of a transmission before an arrival then).
+    /// at equal instants, as the simulator makes the end of a transmission before an arrival then). Arrivals
+    /// come from the hosts' links and from the links between switches alike.
     fn advance(&mut self, horizon: Time) {
+        let n = self.links.len();
         loop {
-            let arrival = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.up.front()?.due, i))).min();
-            let wake = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.wake?, i))).min();
+            let from_hosts = self.links.iter().enumerate().filter_map(|(i, l)| Some((l.up.front()?.due, i)));
+            let from_switches =
+                self.trunks.iter().enumerate().filter_map(|(t, k)| Some((k.out.line.front()?.due, n + t)));
+            let arrival = from_hosts.chain(from_switches).min();
+            let outs = self.links.iter().map(|l| &l.out).chain(self.trunks.iter().map(|t| &t.out));
+            let wake = outs.enumerate().filter_map(|(e, o)| Some((o.wake?, e))).min();
             match (arrival, wake) {
                 (_, Some((t, e))) if t <= horizon && arrival.is_none_or(|(ta, _)| t <= ta) => {
                     self.sample_before(t);
                     self.wake(e, t)
                 }
-                (Some((t, i)), _) if t <= horizon => {
+                (Some((t, i)), _) if t <= horizon && i < n => {
                     self.sample_before(t);
                     let f = self.links[i].up.pop_front().expect("a frame waits");
                     self.offer(f.tag as usize, f.id, t);
+                }
+                (Some((t, i)), _) if t <= horizon => {
+                    self.sample_before(t);
+                    let k = &mut self.trunks[i - n];
+                    let f = k.out.line.pop_front().expect("a frame waits");
+                    k.delivered += 1;
+                    k.delivered_bytes += self.frames.len[f.id.0 as usize] as u64;
+                    // Received by the far switch at the instant its last bit got there: on to its next port.
+                    let dst = self.pool.get(f.id).dst as usize;
+                    match self.routes.hop(k.to, dst) {
+                        Some(e) => self.offer(e, f.id, t),
+                        None => self.pool.free(f.id),
+                    }
                 }
                 _ => break,
             }
@@ -550,14 +656,16 @@ impl Engine {
             if taken >= *rows || at >= t {
                 return;
             }
-            for l in &mut self.links {
+            let outs = self.links.iter_mut().map(|l| &mut l.out).chain(self.trunks.iter_mut().map(|t| &mut t.out));
+            for o in outs {
                 // Settled at `at`: every event before `t` is made, and none of this port was due in between.
-                let view = l.port.settled(at.max(self.vnow));
+                let view = o.port.settled(at.max(self.vnow));
                 s.bytes.extend(view.queue_backlogs());
             }
         }
     }
 
+    /// Offers a frame to egress port `e` (`Routes`) at its instant `due`.
     fn offer(&mut self, e: usize, id: PacketId, due: Time) {
         let t = if due < self.vnow {
             // Seen after the virtual clock passed its instant (the ring handed it over more than `lag`
@@ -570,13 +678,13 @@ impl Engine {
         };
         self.vnow = t;
         self.frames.offered[id.0 as usize] = t;
-        let port = &mut self.links[e].port;
-        match port.offer(t, id, 0, &mut self.pool, &mut self.fifos, self.shared.as_mut()) {
+        let o = out_mut(&mut self.links, &mut self.trunks, e);
+        match o.port.offer(t, id, 0, &mut self.pool, &mut self.fifos, self.shared.as_mut()) {
             Admit::Sent(d) => self.departed(e, t, d),
-            Admit::Queued { wake: Some(w), .. } => self.links[e].wake = Some(w),
+            Admit::Queued { wake: Some(w), .. } => o.wake = Some(w),
             Admit::Queued { wake: None, .. } => {
-                if port.is_free(t) {
-                    let d = port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped);
+                if o.port.is_free(t) {
+                    let d = o.port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped);
                     if let Some(d) = d {
                         self.departed(e, t, d);
                     }
@@ -587,13 +695,13 @@ impl Engine {
         self.free_dropped();
     }
 
-    /// The port's transmission ended at `t` with a packet waiting: its next departure, back to back.
+    /// Port `e`'s transmission ended at `t` with a packet waiting: its next departure, back to back.
     fn wake(&mut self, e: usize, t: Time) {
         self.vnow = t;
-        let l = &mut self.links[e];
-        l.wake = None;
-        l.port.wake(t);
-        if let Some(d) = l.port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped) {
+        let o = out_mut(&mut self.links, &mut self.trunks, e);
+        o.wake = None;
+        o.port.wake(t);
+        if let Some(d) = o.port.depart(t, &mut self.pool, &mut self.fifos, self.shared.as_mut(), &mut self.dropped) {
             self.departed(e, t, d);
         }
         self.free_dropped();
@@ -606,16 +714,18 @@ impl Engine {
     }
 
     fn departed(&mut self, e: usize, t: Time, d: Departure) {
-        let l = &mut self.links[e];
-        l.wake = d.wake;
+        let to_host = e < self.links.len();
+        let o = out_mut(&mut self.links, &mut self.trunks, e);
+        o.wake = d.wake;
         // Back to back: it starts the instant the one before ended (a wake-up's departure, or an arrival
         // that found the transmitter just free).
-        let back_to_back = t == l.tx_end;
-        l.tx_end = t + l.port.tx_time(d.wire);
-        l.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
-        l.down.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
+        let back_to_back = t == o.tx_end;
+        o.tx_end = t + o.port.tx_time(d.wire);
+        o.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
+        // Due when its last bit reaches the far end: its host, or the next switch, where it arrives then.
+        o.line.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
         // An ACK's sample is taken when it reaches the data's sender (its last bit, in virtual time).
-        if let Some(t) = frame::tcp_v4(self.frames.frame(d.id)).filter(|t| t.has_ack) {
+        if let Some(t) = frame::tcp_v4(self.frames.frame(d.id)).filter(|t| to_host && t.has_ack) {
             self.rtt.acked(&TcpSegment::reverse(&t.key), t.ack, d.arrives);
         }
     }
@@ -624,7 +734,7 @@ impl Engine {
     /// marked it.
     fn transmit(&mut self, now_ns: u64) -> Result<()> {
         for l in &mut self.links {
-            while let Some(&f) = l.down.front() {
+            while let Some(&f) = l.out.line.front() {
                 if f.due.0 / 1000 > now_ns {
                     break;
                 }
@@ -652,7 +762,7 @@ impl Engine {
                 }
                 l.last_sent = Some((sent_ns, f.due));
                 self.pool.free(f.id);
-                l.down.pop_front();
+                l.out.line.pop_front();
             }
         }
         Ok(())
@@ -662,10 +772,14 @@ impl Engine {
         self.vnow = self.vnow.max(at);
         self.window_start = self.vnow;
         for l in &mut self.links {
-            l.port.start_window(self.vnow);
-            for h in [&mut l.gap, &mut l.ideal_gap, &mut l.lateness, &mut l.sojourn] {
+            l.out.port.start_window(self.vnow);
+            for h in [&mut l.gap, &mut l.ideal_gap, &mut l.lateness, &mut l.out.sojourn] {
                 h.clear();
             }
+        }
+        for t in &mut self.trunks {
+            t.out.port.start_window(self.vnow);
+            t.out.sojourn.clear();
         }
         self.stalls.clear();
         self.rtt.clear();
@@ -680,37 +794,34 @@ impl Engine {
         let mut links = Vec::with_capacity(self.links.len());
         for l in &mut self.links {
             let (_, ring_drops) = l.ring.statistics()?;
-            let mut s = l.port.settled(at);
             let c = l.c;
             links.push(LinkReport {
                 ifname: l.ifname.clone(),
-                counters: s.window_counters(),
-                run_counters: s.counters(),
-                arrival_backlog_min: s.arrival_backlog_min(),
-                first_mark: s.first_mark().map(|(t, _)| t),
-                occupancy: s.port_occupancy(),
-                queues: s.queue_reports(),
-                utilization: s.utilization(window),
-                rx_frames: c.rx_frames,
-                rx_bytes: c.rx_bytes,
                 ring_drops,
                 unknown_dst: c.unknown_dst,
                 oversize: c.oversize,
                 uplink_overflow: c.uplink_overflow,
-                tx_frames: c.tx_frames,
-                tx_bytes: c.tx_bytes,
                 tx_retries: c.tx_retries,
                 ce_written: c.ce_written,
                 gap_ns: Quantiles::of(&l.gap),
                 ideal_gap_ns: Quantiles::of(&l.ideal_gap),
                 lateness_ns: Quantiles::of(&l.lateness),
-                sojourn_ns: Quantiles::of(&l.sojourn),
+                ..port_report(&mut l.out, at, window, (c.rx_frames, c.rx_bytes), (c.tx_frames, c.tx_bytes))
             });
+        }
+        let mut trunks = Vec::with_capacity(self.trunks.len());
+        for t in &mut self.trunks {
+            // Between switches the port's figures are all there is (no ring, no veth); what it "sent" is what it
+            // delivered to the far switch.
+            #[rustfmt::skip]
+            trunks.push(LinkReport { ifname: t.name.clone(),
+                                     ..port_report(&mut t.out, at, window, (0, 0), (t.delivered, t.delivered_bytes)) });
         }
         Ok(Report {
             at,
             window,
             links,
+            trunks,
             late_offers: self.late_offers,
             max_late_ns: self.max_late_ns,
             core: self.core,
@@ -722,5 +833,56 @@ impl Engine {
             // Only the last report carries them (`run`): a report asked for while forwarding copies nothing big.
             samples: None,
         })
+    }
+}
+
+/// An egress port's own figures at `at` (virtual time), with the frames received and sent (count, bytes);
+/// the data plane's other counters zero.
+fn port_report(o: &mut Out, at: Time, window: Time, rx: (u64, u64), tx: (u64, u64)) -> LinkReport {
+    let mut s = o.port.settled(at);
+    LinkReport {
+        ifname: String::new(),
+        counters: s.window_counters(),
+        run_counters: s.counters(),
+        arrival_backlog_min: s.arrival_backlog_min(),
+        first_mark: s.first_mark().map(|(t, _)| t),
+        occupancy: s.port_occupancy(),
+        queues: s.queue_reports(),
+        utilization: s.utilization(window),
+        rx_frames: rx.0,
+        rx_bytes: rx.1,
+        ring_drops: 0,
+        unknown_dst: 0,
+        oversize: 0,
+        uplink_overflow: 0,
+        tx_frames: tx.0,
+        tx_bytes: tx.1,
+        tx_retries: 0,
+        ce_written: 0,
+        gap_ns: Quantiles::default(),
+        ideal_gap_ns: Quantiles::default(),
+        lateness_ns: Quantiles::default(),
+        sojourn_ns: Quantiles::of(&o.sojourn),
+        in_flight: o.line.len() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Routes;
+
+    #[test]
+    fn a_frame_crosses_to_the_other_switch_only_when_its_host_is_there() {
+        // A dumbbell of 2 + 1 hosts: links 0 and 1 on s0, link 2 on s1; trunk 0 = s0->s1 (egress 3), trunk 1
+        // = s1->s0 (egress 4).
+        let r = Routes::new(vec![0, 0, 1], &[(0, 1), (1, 0)]);
+        assert_eq!(r.switches, 2);
+        assert_eq!([r.hop(0, 1), r.hop(0, 0), r.hop(0, 2)], [Some(1), Some(0), Some(3)], "at s0");
+        assert_eq!([r.hop(1, 2), r.hop(1, 0), r.hop(1, 1)], [Some(2), Some(4), Some(4)], "at s1");
+        // A star: one switch, every frame straight to its host's port.
+        let star = Routes::new(vec![0, 0, 0], &[]);
+        assert_eq!((star.switches, star.hop(0, 2)), (1, Some(2)));
+        // Two switches with no link between them: nowhere to send it.
+        assert_eq!(Routes::new(vec![0, 1], &[]).hop(0, 1), None);
     }
 }

@@ -92,6 +92,9 @@ pub struct LinkReport {
     pub lateness_ns: Quantiles,
     /// Sojourn in the port (offer to start of transmission), virtual time.
     pub sojourn_ns: Quantiles,
+    /// Frames the port has sent whose last bit has not reached the far end yet (its host, or the next
+    /// switch): sent = delivered (`tx_frames`) + in flight.
+    pub in_flight: u64,
 }
 
 /// The switch's figures at one instant.
@@ -101,6 +104,9 @@ pub struct Report {
     pub at: Time,
     pub window: Time,
     pub links: Vec<LinkReport>,
+    /// The ports between switches (`SwitchConfig::trunks`, in their order), named: their port figures, and
+    /// as `tx_frames` what they delivered to the far switch.
+    pub trunks: Vec<LinkReport>,
     /// Frames offered after the virtual clock had passed their instant (seen later than `lag`), and by how
     /// much at most: the virtual-time figures are exact when this is 0.
     pub late_offers: u64,
@@ -127,9 +133,9 @@ pub struct Report {
 pub struct QueueSamples {
     pub t0: Time,
     pub step: Time,
-    /// Queues per link, in link order.
+    /// Queues per port: the hosts' links in order, then the ports between switches.
     pub queues: Vec<usize>,
-    /// Row-major: one row per instant, one column per queue of every link in order; bytes.
+    /// Row-major: one row per instant, one column per queue of every port in order; bytes.
     pub bytes: Vec<u64>,
 }
 
@@ -142,7 +148,8 @@ impl QueueSamples {
 }
 
 impl Report {
-    /// Sums over links: (frames sent, CE written, drops at the ports, drops before them).
+    /// Sums over links: (frames sent to hosts, CE written, drops at the ports (those between switches too),
+    /// drops before them).
     pub fn totals(&self) -> (u64, u64, u64, u64) {
         let mut t = (0, 0, 0, 0);
         for l in &self.links {
@@ -151,6 +158,7 @@ impl Report {
             t.2 += l.counters.total_drops();
             t.3 += l.ring_drops + l.unknown_dst + l.oversize + l.uplink_overflow;
         }
+        t.2 += self.trunks.iter().map(|l| l.counters.total_drops()).sum::<u64>();
         t
     }
 }

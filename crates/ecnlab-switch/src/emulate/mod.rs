@@ -264,15 +264,16 @@ pub fn run(sc: &Scenario, pcap_dir: Option<&Path>, opts: &Options) -> Result<Emu
     if let (false, Some(dir)) = (em.pcap.is_empty(), pcap_dir) {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io { what: format!("creating {}", dir.display()), source: e })?;
+        let plan = ecnlab::scenario::EmulatedPorts::of(&sc.topology);
         for p in &em.pcap {
-            let link = ecnlab::scenario::star_port_host(&p.port, sc.host_count()).expect("checked") as usize;
+            let link = plan.host_of(&p.port).expect("checked") as usize;
             let dirs: &[(Direction, &str)] = match p.direction {
                 PcapDirection::Egress => &[(Direction::Egress, "egress")],
                 PcapDirection::Ingress => &[(Direction::Ingress, "ingress")],
                 PcapDirection::Both => &[(Direction::Egress, "egress"), (Direction::Ingress, "ingress")],
             };
             for &(direction, d) in dirs {
-                let file = format!("s0-h{link}-{d}.pcap");
+                let file = format!("{}-{d}.pcap", p.port.replace("->", "-"));
                 cfg.captures.push(Capture { link, direction, path: dir.join(&file) });
                 pcaps.push(format!("pcap/{file}"));
             }

@@ -7,7 +7,7 @@ use crate::dataplane::{LinkReport, QueueSamples, RttSamples};
 use crate::traffic::report::{stats, Endpoints, FlowResult, LinkModel};
 use crate::traffic::server::ReceiverRecord;
 use ecnlab::observe::{fmt_num, LogHist};
-use ecnlab::scenario::Workload;
+use ecnlab::scenario::{EmulatedPorts, Workload};
 use ecnlab::sim::summary::{
     Build, FirstMark, FlowStats, HistSummary, PoolSummary, PortSummary, QueueSummary, RttSummary, RunSummary,
     ScenarioId, Totals, Window, WorkloadSummary,
@@ -122,13 +122,18 @@ fn port_summary(sc: &Scenario, name: &str, rate: ecnlab::units::Rate, l: &LinkRe
     }
 }
 
+/// The switch ports' names in the switch's order: the hosts' ports, then those between switches.
+fn port_names(sc: &Scenario) -> Vec<String> {
+    let plan = EmulatedPorts::of(&sc.topology);
+    plan.hosts.into_iter().map(|(_, n, _)| n).chain(plan.trunks.into_iter().map(|t| t.name)).collect()
+}
+
 /// series/queues.csv from the switch's samples, as the simulator writes it (ports of `observe.ports`, all if
 /// empty; a column per queue).
 fn queues_csv(sc: &Scenario, s: &QueueSamples, rows_max: usize) -> String {
     let mut cols = Vec::new();
     let mut at = 0;
-    for (link, &nq) in s.queues.iter().enumerate() {
-        let name = format!("s0->h{link}");
+    for (name, &nq) in port_names(sc).into_iter().zip(&s.queues) {
         let shown = sc.observe.ports.is_empty() || sc.observe.ports.contains(&name);
         for q in 0..nq {
             if shown {
@@ -219,14 +224,17 @@ pub(super) fn build(sc: &Scenario, m: Measured) -> Emulated {
 
     let t0 = Time::from_ns(m.clock.t0_ns);
     let (_, links) = sc.topology.links();
+    let plan = EmulatedPorts::of(&sc.topology);
+    let rates = links.iter().take(plan.hosts.len()).map(|l| l.rate_ba).chain(plan.trunks.iter().map(|t| t.rate));
     let mut ports = BTreeMap::new();
-    // (arrived, sent, marked, dropped) over the switch's ports, whole run.
+    // (arrived, sent, marked, dropped) over the switches' ports, whole run: as the simulator's, a packet counts
+    // at every port it crosses.
     let mut total = (0, 0, 0, 0);
-    for (i, l) in m.at_close.links.iter().enumerate() {
-        let name = format!("s0->h{i}");
+    let reports = m.at_close.links.iter().chain(&m.at_close.trunks);
+    for ((name, rate), l) in port_names(sc).into_iter().zip(rates).zip(reports) {
         let c = &l.run_counters;
         total = (total.0 + c.arrived_pkts, total.1 + c.sent_pkts, total.2 + c.total_marks(), total.3 + c.total_drops());
-        ports.insert(name.clone(), port_summary(sc, &name, links[i].rate_ba, l, t0));
+        ports.insert(name.clone(), port_summary(sc, &name, rate, l, t0));
     }
     let pools: Vec<PoolSummary> = match (&sc.switch.pool, m.at_close.pool) {
         (Some(p), Some(o)) => {
@@ -278,7 +286,7 @@ pub(super) fn build(sc: &Scenario, m: Measured) -> Emulated {
     for path in SIMULATOR_ONLY {
         remove_path(&mut summary, path);
     }
-    summary["emulation"] = emulation_block(&m, &links);
+    summary["emulation"] = emulation_block(&m, &links, &port_names(sc));
 
     let mut series = Vec::new();
     if let Some(s) = &m.last.samples {
@@ -304,7 +312,7 @@ fn rtt_summary(r: &RttSamples, goodput_classes: &BTreeMap<String, f64>) -> RttSu
 }
 
 /// The `emulation` block: what ran where, and the data plane's own health over the whole run.
-fn emulation_block(m: &Measured, links: &[ecnlab::net::LinkSpec]) -> Value {
+fn emulation_block(m: &Measured, links: &[ecnlab::net::LinkSpec], names: &[String]) -> Value {
     let r = &m.last;
     let ports: serde_json::Map<String, Value> = r
         .links
@@ -313,7 +321,7 @@ fn emulation_block(m: &Measured, links: &[ecnlab::net::LinkSpec]) -> Value {
         .map(|(i, l)| {
             let mut v = l.data_plane_json();
             v["uplink_rate_gbps"] = json!(links[i].rate_ab.as_gbps());
-            (format!("s0->h{i}"), v)
+            (names[i].clone(), v)
         })
         .collect();
     let errors = m.records.errors.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -12,9 +12,10 @@ use crate::transport::CcConfig;
 use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-/// Most hosts an emulated star may have: every host's TCP, applications and receive processing share the
-/// cores the switch leaves (one core on the 2-core machines this was measured on), and each connection has a
-/// thread of its own; 16 hosts of long-lived flows at 100 Mb/s is what that leaves room for.
+/// Most hosts an emulated star or dumbbell (both sides together) may have: every host's TCP, applications and
+/// receive processing share the cores the switch leaves (one core on the 2-core machines this was measured
+/// on), and each connection has a thread of its own; 16 hosts of long-lived flows at 100 Mb/s is what that
+/// leaves room for.
 pub const MAX_EMULATED_HOSTS: u32 = 16;
 
 /// The fastest `rate_cap` accepted: the forwarding benchmark reached 1 Gb/s per port on one core with 1500-byte
@@ -42,7 +43,7 @@ pub enum PcapDirection {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcapPort {
-    /// A switch port, `s0->h<i>` (the link between the switch and host i).
+    /// A switch's port toward a host, `s0->h<i>` (in a dumbbell `s1->h<i>` for the right side's hosts).
     pub port: String,
     #[serde(default)]
     pub direction: PcapDirection,
@@ -83,10 +84,57 @@ fn refuse<T>(path: impl Into<String>, msg: impl Into<String>) -> Result<T, Error
     Err(Error::config(path, msg))
 }
 
-/// The index i of a switch port `s0->h<i>` of a star of `hosts` hosts.
-pub fn star_port_host(name: &str, hosts: u32) -> Option<u32> {
-    let i: u32 = name.strip_prefix("s0->h")?.parse().ok()?;
-    (i < hosts && name == format!("s0->h{i}")).then_some(i)
+/// Which switch ports the emulation builds, named, numbered and sized as the simulator's (`net::Network`
+/// numbers a link's two directions 2l and 2l + 1, host h's link being link h, so a port's random stream,
+/// `key::PORT + index`, is the simulator's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmulatedPorts {
+    /// Per host h, the port of its switch toward it: its switch, name (`s1->h3`) and the simulator's index.
+    pub hosts: Vec<(u32, String, usize)>,
+    /// The ports between switches (a dumbbell's `s0->s1`, `s1->s0`): from, to, name, index, rate, delay.
+    pub trunks: Vec<EmulatedTrunk>,
+}
+
+/// One direction of a link between two switches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmulatedTrunk {
+    pub from: u32,
+    pub to: u32,
+    pub name: String,
+    pub index: usize,
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+impl EmulatedPorts {
+    /// The switch ports of a topology (hosts' links first, then switch-to-switch links, as `Topology::links`).
+    pub fn of(topology: &Topology) -> EmulatedPorts {
+        use crate::net::{node_name, Node};
+        let (_, links) = topology.links();
+        let mut out = EmulatedPorts { hosts: vec![], trunks: vec![] };
+        for (l, spec) in links.iter().enumerate() {
+            match (spec.a, spec.b) {
+                (Node::Host(h), Node::Switch(s)) => out.hosts.push((s, format!("s{s}->h{h}"), 2 * l + 1)),
+                (Node::Switch(a), Node::Switch(b)) => {
+                    #[rustfmt::skip]
+                    let dir = |from: u32, to: u32, index, rate, delay| EmulatedTrunk {
+                        from, to, index, rate, delay,
+                        name: format!("{}->{}", node_name(Node::Switch(from)), node_name(Node::Switch(to))),
+                    };
+                    out.trunks.push(dir(a, b, 2 * l, spec.rate_ab, spec.delay_ab));
+                    out.trunks.push(dir(b, a, 2 * l + 1, spec.rate_ba, spec.delay_ba));
+                }
+                // Hosts linked to hosts: no topology makes them.
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The host whose switch port `name` is.
+    pub fn host_of(&self, name: &str) -> Option<u32> {
+        self.hosts.iter().position(|(_, n, _)| n == name).map(|h| h as u32)
+    }
 }
 
 impl Scenario {
@@ -126,12 +174,19 @@ impl Scenario {
             check_emulated_workload(&format!("workloads.{i}"), w)?;
         }
         self.check_emulated_observe()?;
+        let ports = EmulatedPorts::of(&self.topology);
         for (i, p) in em.pcap.iter().enumerate() {
-            if star_port_host(&p.port, self.host_count()).is_none() {
-                return refuse(
-                    format!("emulation.pcap.{i}.port"),
-                    format!("`{}` is not a port of the switch: s0->h0 .. s0->h{}", p.port, self.host_count() - 1),
-                );
+            let path = format!("emulation.pcap.{i}.port");
+            if ports.trunks.iter().any(|t| t.name == p.port) {
+                #[rustfmt::skip]
+                return refuse(path, format!(
+                    "`{}` joins the two switches inside the forwarding thread: no frame crosses a veth there to \
+                     be captured; capture a host's port ({} .. {})",
+                    p.port, ports.hosts[0].1, ports.hosts[ports.hosts.len() - 1].1));
+            }
+            if ports.host_of(&p.port).is_none() {
+                let names: Vec<&str> = ports.hosts.iter().map(|(_, n, _)| n.as_str()).collect();
+                return refuse(path, format!("`{}` is not a port toward a host: {}", p.port, names.join(", ")));
             }
         }
         Ok(())
@@ -151,17 +206,39 @@ impl Scenario {
                 }
                 (*rate, host_links)
             }
-            Topology::Dumbbell { .. } => {
-                return refuse(
-                    "topology.kind",
-                    "a dumbbell is not emulated yet: the software switch forwards between host links of one \
-                     switch, it has no link between two switches; use a star",
-                )
+            // Both switches are driven by the one forwarding thread; the link between them is a port and a
+            // delay line inside it.
+            Topology::Dumbbell { left, right, rate, bottleneck_rate, host_links, .. } => {
+                let hosts = left.saturating_add(*right);
+                if hosts > MAX_EMULATED_HOSTS {
+                    return refuse(
+                        "topology.right",
+                        format!(
+                            "left + right = {hosts} hosts; an emulated dumbbell has at most {MAX_EMULATED_HOSTS} \
+                             on both sides together (the hosts share the cores the switch leaves)"
+                        ),
+                    );
+                }
+                if *bottleneck_rate > em.rate_cap {
+                    return refuse(
+                        "topology.bottleneck_rate",
+                        format!("{bottleneck_rate} is above emulation.rate_cap = {}", em.rate_cap),
+                    );
+                }
+                if self.switch.pool.is_some() {
+                    return refuse(
+                        "switch.pool",
+                        "a dumbbell's two switches would each need their own shared pool; the emulated switch \
+                         has one: emulate the pool in a star",
+                    );
+                }
+                (*rate, host_links)
             }
             _ => {
                 return refuse(
                     "topology.kind",
-                    "only a star of a handful of hosts is emulated (one software switch, one namespace per host)",
+                    "only a star or a dumbbell of a handful of hosts is emulated (one namespace per host, the \
+                     switches in one forwarding thread)",
                 )
             }
         };
@@ -337,12 +414,58 @@ mod tests {
         }
     }
 
+    const DUMBBELL: &str = "duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nleft = 2\nright = 1\n\
+                            rate = \"100Mbps\"\ndelay = \"10us\"\nbottleneck_rate = \"50Mbps\"\n\
+                            bottleneck_delay = \"30us\"\n[transport]\ncc = { kind = \"ecnstar\" }\n";
+
     #[test]
-    fn a_dumbbell_is_refused_with_the_reason() {
-        let text = "duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nleft = 2\nright = 1\nrate = \"100Mbps\"\n\
-                    delay = \"10us\"\nbottleneck_rate = \"100Mbps\"\nbottleneck_delay = \"10us\"\n";
-        let e = Scenario::from_toml(text, &[]).unwrap().check_emulatable().unwrap_err().to_string();
-        assert!(e.contains("topology.kind") && e.contains("dumbbell"), "{e}");
+    fn a_dumbbell_is_emulated_and_what_remains_refused_names_its_field() {
+        let sc = Scenario::from_toml(DUMBBELL, &[]).unwrap();
+        sc.check_emulatable().expect("a 2 + 1 host dumbbell at 100 Mb/s is emulated");
+        let ok = Scenario::from_toml(DUMBBELL, &["emulation.pcap=[{ port = \"s1->h2\" }]".into()]).unwrap();
+        ok.check_emulatable().expect("a right-side host's port is captured");
+        let cases: &[(&[&str], &str)] = &[
+            (&["topology.left=9", "topology.right=8"], "topology.right"),
+            (&["topology.bottleneck_rate=2Gbps"], "topology.bottleneck_rate"),
+            (&["topology.host_links=[{ hosts = \"2\", rate = \"2Gbps\" }]"], "topology.host_links.0.rate"),
+            (&["switch.pool={ size = \"1MB\" }"], "switch.pool"),
+            (&["emulation.pcap=[{ port = \"s0->s1\" }]"], "emulation.pcap.0.port"),
+            (&["emulation.pcap=[{ port = \"s0->h2\" }]"], "emulation.pcap.0.port"),
+        ];
+        for (sets, field) in cases {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let sc = Scenario::from_toml(DUMBBELL, &sets).expect("a valid scenario");
+            match sc.check_emulatable() {
+                Err(crate::Error::Config { path, .. }) => assert_eq!(path, *field, "{sets:?}"),
+                other => panic!("{sets:?} was not refused: {other:?}"),
+            }
+        }
+        let leaf = "duration = \"1s\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 1\n\
+                    hosts_per_leaf = 1\nrate = \"100Mbps\"\ndelay = \"10us\"\n";
+        let e = Scenario::from_toml(leaf, &[]).unwrap().check_emulatable().unwrap_err().to_string();
+        assert!(e.contains("topology.kind") && e.contains("star or a dumbbell"), "{e}");
+    }
+
+    #[test]
+    fn a_dumbbells_ports_are_named_numbered_and_sized_as_the_simulators() {
+        // Links: h0-s0 (ports 0, 1), h1-s0 (2, 3), h2-s1 (4, 5), then s0-s1 (6, 7).
+        let sc = Scenario::from_toml(DUMBBELL, &[]).unwrap();
+        let p = super::EmulatedPorts::of(&sc.topology);
+        let hosts: Vec<(u32, &str, usize)> = p.hosts.iter().map(|(s, n, i)| (*s, n.as_str(), *i)).collect();
+        assert_eq!(hosts, [(0, "s0->h0", 1), (0, "s0->h1", 3), (1, "s1->h2", 5)]);
+        let trunks: Vec<(u32, u32, &str, usize, u64, u64)> =
+            p.trunks.iter().map(|t| (t.from, t.to, t.name.as_str(), t.index, t.rate.0, t.delay.0)).collect();
+        assert_eq!(trunks, [(0, 1, "s0->s1", 6, 50_000_000, 30_000_000), (1, 0, "s1->s0", 7, 50_000_000, 30_000_000)]);
+        assert_eq!((p.host_of("s1->h2"), p.host_of("s0->h2"), p.host_of("s0->s1")), (Some(2), None, None));
+        // The simulator's own numbering of the same topology.
+        let (switches, links) = sc.topology.links();
+        let net = crate::net::Network::build(3, switches as usize, &links, sc.mtu).unwrap();
+        for (_, name, i) in &p.hosts {
+            assert_eq!(&net.ports[*i].name(), name);
+        }
+        for t in &p.trunks {
+            assert_eq!(net.ports[t.index].name(), t.name);
+        }
     }
 
     #[test]

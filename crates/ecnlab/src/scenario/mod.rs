@@ -10,7 +10,8 @@ mod validate;
 
 pub use budget::{default_max_memory, human as budget_human, Item as MemoryItem, FLOW_BYTES};
 pub use emulation::{
-    star_port_host, Emulation, PcapDirection, PcapPort, MAX_EMULATED_DURATION, MAX_EMULATED_HOSTS, MAX_RATE_CAP,
+    EmulatedPorts, EmulatedTrunk, Emulation, PcapDirection, PcapPort, MAX_EMULATED_DURATION, MAX_EMULATED_HOSTS,
+    MAX_RATE_CAP,
 };
 pub use hosts::{Egress, Hosts};
 pub use hostset::HostSet;
