@@ -62,7 +62,8 @@ pub fn parse(frame: &[u8]) -> Option<Headers> {
 
 type Ip = (L3, u8, u8, u32, u32);
 
-fn parse_v4(ip: &[u8]) -> Option<Ip> {
+/// An IPv4 header's length and the packet's total length, if `ip` holds a well-formed IPv4 packet.
+fn v4_lengths(ip: &[u8]) -> Option<(usize, usize)> {
     if ip.len() < 20 || ip[0] >> 4 != 4 {
         return None;
     }
@@ -71,6 +72,11 @@ fn parse_v4(ip: &[u8]) -> Option<Ip> {
     if ihl < 20 || total < ihl || total > ip.len() {
         return None;
     }
+    Some((ihl, total))
+}
+
+fn parse_v4(ip: &[u8]) -> Option<Ip> {
+    let (ihl, total) = v4_lengths(ip)?;
     let tos = ip[1];
     let proto = ip[9];
     // Ports only in a first (or only) fragment: later fragments carry no transport header.
@@ -138,16 +144,13 @@ impl TcpSegment {
 /// Parses a frame's IPv4 TCP header; `None` for anything else (IPv6, other protocols, later fragments, or a
 /// header too short or inconsistent to trust).
 pub fn tcp_v4(frame: &[u8]) -> Option<TcpSegment> {
-    if frame.len() < ETH_HDR + 20 || be16(frame, 12) != ETHERTYPE_IPV4 {
+    if frame.len() < ETH_HDR || be16(frame, 12) != ETHERTYPE_IPV4 {
         return None;
     }
     let ip = &frame[ETH_HDR..];
-    let ihl = (ip[0] & 0x0f) as usize * 4;
-    let total = be16(ip, 2) as usize;
-    if ip[0] >> 4 != 4 || ihl < 20 || total > ip.len() || ip[9] != PROTO_TCP || be16(ip, 6) & 0x1fff != 0 {
-        return None;
-    }
-    if total < ihl + 20 {
+    let (ihl, total) = v4_lengths(ip)?;
+    // A first (or only) fragment with a whole TCP header.
+    if ip[9] != PROTO_TCP || be16(ip, 6) & 0x1fff != 0 || total < ihl + 20 {
         return None;
     }
     let tcp = &ip[ihl..total];
