@@ -28,10 +28,12 @@ typedef unsigned long long __u64;
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 struct sock {
-	int __unused_placeholder;
+	unsigned long sk_pacing_rate;     /* bytes/s: the rate TCP's pacing and TSQ use (written below) */
+	unsigned long sk_max_pacing_rate; /* bytes/s: SO_MAX_PACING_RATE, the cap of sk_pacing_rate */
 };
 
 struct inet_connection_sock {
+	__u8 icsk_ca_state : 5; /* TCP_CA_*: the kernel's congestion state (a bitfield: read with ca_state()) */
 	struct {
 		__u8 pending; /* ICSK_ACK_* bits of the delayed-ACK machinery */
 	} icsk_ack;
@@ -46,13 +48,20 @@ struct tcp_sock {
 	__u32 snd_nxt;      /* next sequence number to send (SND.NXT) */
 	__u32 rcv_nxt;      /* next sequence number expected (RCV.NXT) */
 	__u8 ecn_flags;     /* TCP_ECN_* bits */
+	__u32 mss_cache;    /* bytes: the current effective sending MSS */
+	__u32 packets_out;  /* segments sent and not yet acknowledged */
+	__u32 srtt_us;      /* smoothed RTT, in microseconds << 3 */
+};
+
+struct rate_sample {
+	__u32 acked_sacked; /* segments this ACK newly acknowledged or SACKed */
 };
 #pragma clang attribute pop
 
 /* The ops table: only the members set below; libbpf matches them to the kernel's by name. */
 struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);
-	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*cong_control)(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs);
 	void (*set_state)(struct sock *sk, __u8 new_state);
 	void (*cwnd_event)(struct sock *sk, int ev);
 	void (*in_ack_event)(struct sock *sk, __u32 flags);
@@ -75,6 +84,16 @@ struct tcp_congestion_ops {
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define TCP_CA_CWR 2
 #define TCP_CA_RECOVERY 3
+#define FLAG_DATA_ACKED 0x04 /* cong_control's flag: this ACK acknowledged new data (net/ipv4/tcp_input.c) */
+/* The kernel's pacing ratios at their defaults (net.ipv4.tcp_pacing_ss_ratio / _ca_ratio, percent). */
+#define PACING_SS_RATIO 200
+#define PACING_CA_RATIO 120
+#define USEC_PER_SEC 1000000ULL
+/* __builtin_preserve_field_info kinds (libbpf's enum bpf_field_info_kind). */
+#define FIELD_BYTE_OFFSET 0
+#define FIELD_BYTE_SIZE 1
+#define FIELD_LSHIFT_U64 4
+#define FIELD_RSHIFT_U64 5
 
 /* bpf_tcp_send_ack(tp, rcv_nxt): send an ACK for everything before rcv_nxt now (helper 116). */
 static long (*bpf_tcp_send_ack)(void *tp, __u32 rcv_nxt) = (void *)116;
@@ -133,22 +152,64 @@ static __attribute__((always_inline)) __u32 reduced(struct dctcp *ca, __u32 cwnd
 	return max_u32(cwnd - cut, MIN_CWND);
 }
 
-/* Linux 6.18 sometimes starts a window reduction without running this program's ssthresh() (nor set_state):
- * traced on this machine kind (docs/EMULATION.md), the kernel's tcp_cong_state_set event shows the entry into
- * CWR while none of these hooks ran, and snd_ssthresh then holds 2165326096, above any threshold TCP can
- * mean (TCP_INFINITE_SSTHRESH is the largest). The kernel's proportional rate reduction, whose signed
- * ssthresh − flight is then negative, sets cwnd to ssthresh·delivered/prior_cwnd (10^8-10^9 segments), and the
- * sender stops reacting to ECE. Repaired on the next ACK, before the kernel updates cwnd: the reduction DCTCP would
- * have made from the window held when it began (prior_cwnd). */
-static __attribute__((always_inline)) void repair_skipped_reduction(struct sock *sk)
+/* The kernel's congestion state (TCP_CA_Open ... TCP_CA_Loss), a 5-bit field: its byte, size and shifts are
+ * relocated against the running kernel like every other field. */
+static __attribute__((always_inline)) __u32 ca_state(struct sock *sk)
+{
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	const char *base = (const char *)icsk;
+	unsigned long long v = 0;
+
+	switch (__builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_BYTE_SIZE)) {
+	case 1:
+		v = *(const __u8 *)(base + __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_BYTE_OFFSET));
+		break;
+	case 2:
+		v = *(const unsigned short *)(base + __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_BYTE_OFFSET));
+		break;
+	case 4:
+		v = *(const __u32 *)(base + __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_BYTE_OFFSET));
+		break;
+	default:
+		v = *(const __u64 *)(base + __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_BYTE_OFFSET));
+	}
+	v <<= __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_LSHIFT_U64);
+	v >>= __builtin_preserve_field_info(icsk->icsk_ca_state, FIELD_RSHIFT_U64);
+	return (__u32)v;
+}
+
+/* Skipped hooks. On Linux 6.18 (the CI machine kind) the kernel now and then calls this algorithm's hooks without
+ * running them: traced (docs/EMULATION.md), every such call came from a softirq that ran on top of one unrelated
+ * task of the machine, and a skipped hook returns a stale stack word (2 165 326 096, a kernel text address) for a
+ * value. Two of those values would steer the connection: a skipped ssthresh() leaves snd_ssthresh above
+ * TCP_INFINITE_SSTHRESH, a skipped undo_cwnd() sets snd_cwnd to it. Neither is ever a value TCP means, so they
+ * are recognized and replaced by what DCTCP would have answered. The window itself is this program's alone
+ * (cong_control below): a skipped cong_control() leaves cwnd as it was for that ACK. */
+static __attribute__((always_inline)) void repair_skipped_hooks(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
 
-	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH) {
-		tp->snd_ssthresh = reduced(state(sk), tp->prior_cwnd);
-		if (tp->snd_cwnd > tp->prior_cwnd)
-			tp->snd_cwnd = max_u32(tp->prior_cwnd, MIN_CWND);
-	}
+	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH)
+		tp->snd_ssthresh = reduced(ca, tp->prior_cwnd); /* the reduction DCTCP makes from the window it began at */
+	if (tp->snd_cwnd > TCP_INFINITE_SSTHRESH)
+		tp->snd_cwnd = max_u32(ca->loss_cwnd, MIN_CWND); /* undo returns to the window before the reduction */
+}
+
+/* sk_pacing_rate as the kernel sets it for an algorithm without its own cong_control (tcp_update_pacing_rate):
+ * cwnd·MSS/SRTT times 2 in slow start (cwnd below half of ssthresh) or 1.2 after, capped by SO_MAX_PACING_RATE.
+ * Pacing binds only where a socket asked for it (a workload's `rate`); TCP's small-queue limit reads it too. */
+static __attribute__((always_inline)) void update_pacing_rate(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp(sk);
+	unsigned long long rate = (unsigned long long)tp->mss_cache * ((USEC_PER_SEC / 100) << 3);
+	unsigned long long cap = sk->sk_max_pacing_rate;
+
+	rate *= tp->snd_cwnd < tp->snd_ssthresh / 2 ? PACING_SS_RATIO : PACING_CA_RATIO;
+	rate *= max_u32(tp->snd_cwnd, tp->packets_out);
+	if (tp->srtt_us)
+		rate /= tp->srtt_us;
+	sk->sk_pacing_rate = rate < cap ? rate : cap;
 }
 
 /* ---- Hooks. Each program takes the raw argument array the kernel passes to struct_ops programs. ---- */
@@ -187,7 +248,7 @@ int ecnlab_dctcp_in_ack_event(__u64 *ctx)
 	__u32 una = tp->snd_una;
 	__u32 acked = una - ca->prior_snd_una;
 
-	repair_skipped_reduction(sk);
+	repair_skipped_hooks(sk);
 	ca->prior_snd_una = una;
 	ca->bytes_acked += acked;
 	if (flags & CA_ACK_ECE)
@@ -209,8 +270,8 @@ int ecnlab_dctcp_in_ack_event(__u64 *ctx)
 }
 
 /* The kernel asks for the new slow-start threshold when a reduction starts: on ECE (entering CWR, at most once
- * per window, RFC 3168 §6.1.2) and on loss. RFC 8257 §3.3: cwnd ← cwnd·(1 − α/2); the kernel then brings cwnd
- * down to this value over the next round trip. A loss is overridden to a halving in set_state / cwnd_event
+ * per window, RFC 3168 §6.1.2) and on loss. RFC 8257 §3.3: cwnd ← cwnd·(1 − α/2), applied by cong_control
+ * below on this same ACK. A loss is overridden to a halving in set_state / cwnd_event
  * below (§3.5). */
 SEC("struct_ops/ecnlab_dctcp_ssthresh")
 __u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
@@ -304,11 +365,29 @@ __u32 ecnlab_dctcp_undo_cwnd(__u64 *ctx)
 	return max_u32(tcp(sk)->snd_cwnd, state(sk)->loss_cwnd);
 }
 
-/* Window growth is standard TCP's (RFC 8257 §3.4). */
-SEC("struct_ops/ecnlab_dctcp_cong_avoid")
-int ecnlab_dctcp_cong_avoid(__u64 *ctx)
+/* The window, on every ACK (the kernel runs no window code of its own for an algorithm with cong_control).
+ * During a reduction (CWR after ECE, fast recovery after loss) cwnd is cut at once to ssthresh and does not grow:
+ * RFC 8257 §3.3's cwnd ← cwnd·(1 − α/2), where the kernel's own path would reach ssthresh gradually by
+ * proportional rate reduction. Otherwise growth is standard TCP's, on ACKs of new data (RFC 8257 §3.4; RFC 5681
+ * §3.1): the kernel's slow start and congestion avoidance, tcp_reno_cong_avoid. */
+SEC("struct_ops/ecnlab_dctcp_cong_control")
+int ecnlab_dctcp_cong_control(__u64 *ctx)
 {
-	tcp_reno_cong_avoid((struct sock *)ctx[0], (__u32)ctx[1], (__u32)ctx[2]);
+	struct sock *sk = (struct sock *)ctx[0];
+	__u32 ack = (__u32)ctx[1];
+	int flag = (int)ctx[2];
+	const struct rate_sample *rs = (const struct rate_sample *)ctx[3];
+	struct tcp_sock *tp = tcp(sk);
+	__u32 st = ca_state(sk);
+
+	repair_skipped_hooks(sk);
+	if (st == TCP_CA_CWR || st == TCP_CA_RECOVERY) {
+		if (tp->snd_cwnd > tp->snd_ssthresh)
+			tp->snd_cwnd = max_u32(tp->snd_ssthresh, MIN_CWND);
+	} else if (flag & FLAG_DATA_ACKED) {
+		tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
+	}
+	update_pacing_rate(sk);
 	return 0;
 }
 
@@ -320,7 +399,7 @@ struct tcp_congestion_ops ecnlab_dctcp = {
 	.set_state = (void *)ecnlab_dctcp_set_state,
 	.cwnd_event = (void *)ecnlab_dctcp_cwnd_event,
 	.undo_cwnd = (void *)ecnlab_dctcp_undo_cwnd,
-	.cong_avoid = (void *)ecnlab_dctcp_cong_avoid,
+	.cong_control = (void *)ecnlab_dctcp_cong_control,
 	/* Without NEEDS_ECN the kernel never reports CE to the algorithm and its receiver latches ECE as RFC 3168
 	 * does; without NON_RESTRICTED a network namespace other than the initial one cannot select it. */
 	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
