@@ -50,11 +50,16 @@ struct tcp_sock {
 	__u8 ecn_flags;     /* TCP_ECN_* bits */
 	__u32 mss_cache;    /* bytes: the current effective sending MSS */
 	__u32 packets_out;  /* segments sent and not yet acknowledged */
+	__u32 sacked_out;   /* of those, SACKed */
+	__u32 lost_out;     /* of those, deemed lost */
+	__u32 retrans_out;  /* retransmitted segments not yet acknowledged */
+	__u32 prr_out;      /* segments sent since the current reduction began (RFC 6937's prr_out, kept by the kernel) */
 	__u32 srtt_us;      /* smoothed RTT, in microseconds << 3 */
 };
 
 struct rate_sample {
 	__u32 acked_sacked; /* segments this ACK newly acknowledged or SACKed */
+	__u32 losses;       /* segments this ACK newly marked lost */
 };
 #pragma clang attribute pop
 
@@ -84,7 +89,6 @@ struct tcp_congestion_ops {
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define TCP_CA_CWR 2
 #define TCP_CA_RECOVERY 3
-#define FLAG_DATA_ACKED 0x04 /* cong_control's flag: this ACK acknowledged new data (net/ipv4/tcp_input.c) */
 /* The kernel's pacing ratios at their defaults (net.ipv4.tcp_pacing_ss_ratio / _ca_ratio, percent). */
 #define PACING_SS_RATIO 200
 #define PACING_CA_RATIO 120
@@ -121,6 +125,8 @@ struct dctcp {
 	__u32 ca_state;     /* the kernel's congestion state as last reported through set_state */
 	__u32 ce_state;     /* receiver: DCTCP.CE, the CE bit of the last data packet (RFC 8257 §3.2) */
 	__u32 prior_rcv_nxt; /* receiver: RCV.NXT after the previous data packet */
+	__u32 prr_delivered; /* segments delivered since the current reduction began (RFC 6937's prr_delivered) */
+	__u32 cc_snd_una;    /* SND.UNA at the previous cong_control: did this ACK advance it? */
 };
 
 static __attribute__((always_inline)) struct tcp_sock *tcp(struct sock *sk)
@@ -190,8 +196,10 @@ static __attribute__((always_inline)) void repair_skipped_hooks(struct sock *sk)
 	struct tcp_sock *tp = tcp(sk);
 	struct dctcp *ca = state(sk);
 
-	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH)
+	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH) {
 		tp->snd_ssthresh = reduced(ca, tp->prior_cwnd); /* the reduction DCTCP makes from the window it began at */
+		ca->prr_delivered = 0;
+	}
 	if (tp->snd_cwnd > TCP_INFINITE_SSTHRESH)
 		tp->snd_cwnd = max_u32(ca->loss_cwnd, MIN_CWND); /* undo returns to the window before the reduction */
 }
@@ -232,6 +240,8 @@ int ecnlab_dctcp_init(__u64 *ctx)
 	ca->ca_state = 0;
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
+	ca->prr_delivered = 0;
+	ca->cc_snd_una = tp->snd_una;
 	return 0;
 }
 
@@ -270,8 +280,8 @@ int ecnlab_dctcp_in_ack_event(__u64 *ctx)
 }
 
 /* The kernel asks for the new slow-start threshold when a reduction starts: on ECE (entering CWR, at most once
- * per window, RFC 3168 §6.1.2) and on loss. RFC 8257 §3.3: cwnd ← cwnd·(1 − α/2), applied by cong_control
- * below on this same ACK. A loss is overridden to a halving in set_state / cwnd_event
+ * per window, RFC 3168 §6.1.2) and on loss. RFC 8257 §3.3: cwnd ← cwnd·(1 − α/2), which cong_control below
+ * reaches over the round trip by proportional rate reduction. A loss is overridden to a halving in set_state / cwnd_event
  * below (§3.5). */
 SEC("struct_ops/ecnlab_dctcp_ssthresh")
 __u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
@@ -281,6 +291,7 @@ __u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
 	struct dctcp *ca = state(sk);
 
 	ca->loss_cwnd = tp->snd_cwnd;
+	ca->prr_delivered = 0; /* a reduction begins (the kernel has just reset prr_out) */
 	return reduced(ca, tp->snd_cwnd);
 }
 
@@ -365,28 +376,72 @@ __u32 ecnlab_dctcp_undo_cwnd(__u64 *ctx)
 	return max_u32(tcp(sk)->snd_cwnd, state(sk)->loss_cwnd);
 }
 
-/* The window, on every ACK (the kernel runs no window code of its own for an algorithm with cong_control).
- * During a reduction (CWR after ECE, fast recovery after loss) cwnd is cut at once to ssthresh and does not grow:
- * RFC 8257 §3.3's cwnd ← cwnd·(1 − α/2), where the kernel's own path would reach ssthresh gradually by
- * proportional rate reduction. Otherwise growth is standard TCP's, on ACKs of new data (RFC 8257 §3.4; RFC 5681
- * §3.1): the kernel's slow start and congestion avoidance, tcp_reno_cong_avoid. */
+static __attribute__((always_inline)) int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+static __attribute__((always_inline)) int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Proportional rate reduction, RFC 6937 §3 (PRR-SSRB), as Linux runs it for every algorithm without its own
+ * cong_control, so that the window falls to ssthresh over the round trip the reduction lasts rather than at once:
+ * while more than ssthresh segments are in flight (RFC 6675's pipe), send ssthresh/RecoverFS of what is delivered
+ * (RecoverFS: the window when the reduction began, prior_cwnd); below it, catch up by what is delivered, plus one
+ * segment when the ACK advanced SND.UNA and marked nothing lost, never beyond ssthresh. The first ACK of a
+ * reduction always lets one segment go (the fast retransmit after a loss). */
+static __attribute__((always_inline)) void prr(struct sock *sk, const struct rate_sample *rs, int una_advanced)
+{
+	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
+	__u32 delivered = rs->acked_sacked;
+	int pipe = (int)(tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out);
+	int room = (int)tp->snd_ssthresh - pipe;
+	int prr_out = (int)tp->prr_out;
+	int sndcnt;
+
+	if (delivered == 0 || tp->prior_cwnd == 0)
+		return;
+	ca->prr_delivered += delivered;
+	if (room < 0) {
+		__u64 share = ((__u64)tp->snd_ssthresh * ca->prr_delivered + tp->prior_cwnd - 1) / tp->prior_cwnd;
+
+		sndcnt = (int)share - prr_out;
+	} else {
+		sndcnt = max_int((int)ca->prr_delivered - prr_out, (int)delivered);
+		if (una_advanced && rs->losses == 0)
+			sndcnt++;
+		sndcnt = min_int(room, sndcnt);
+	}
+	sndcnt = max_int(sndcnt, prr_out ? 0 : 1);
+	tp->snd_cwnd = (__u32)max_int(pipe + sndcnt, 1);
+}
+
+/* The window, on every ACK: the kernel runs no window code of its own for an algorithm with cong_control, so a
+ * hook it skips cannot move cwnd. This is the kernel's own path for algorithms without one, kept here: during a
+ * reduction (CWR after ECE, fast recovery after loss) proportional rate reduction brings cwnd to ssthresh
+ * (RFC 8257 §3.3's cwnd·(1 − α/2), the kernel setting cwnd = ssthresh when the reduction ends); otherwise growth
+ * is standard TCP's on ACKs that advance SND.UNA (RFC 8257 §3.4; RFC 5681 §3.1): the kernel's slow start and
+ * congestion avoidance, tcp_reno_cong_avoid. */
 SEC("struct_ops/ecnlab_dctcp_cong_control")
 int ecnlab_dctcp_cong_control(__u64 *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
 	__u32 ack = (__u32)ctx[1];
-	int flag = (int)ctx[2];
 	const struct rate_sample *rs = (const struct rate_sample *)ctx[3];
 	struct tcp_sock *tp = tcp(sk);
+	struct dctcp *ca = state(sk);
 	__u32 st = ca_state(sk);
+	int una_advanced = tp->snd_una != ca->cc_snd_una;
 
+	ca->cc_snd_una = tp->snd_una;
 	repair_skipped_hooks(sk);
-	if (st == TCP_CA_CWR || st == TCP_CA_RECOVERY) {
-		if (tp->snd_cwnd > tp->snd_ssthresh)
-			tp->snd_cwnd = max_u32(tp->snd_ssthresh, MIN_CWND);
-	} else if (flag & FLAG_DATA_ACKED) {
+	if (st == TCP_CA_CWR || st == TCP_CA_RECOVERY)
+		prr(sk, rs, una_advanced);
+	else if (una_advanced)
 		tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
-	}
 	update_pacing_rate(sk);
 	return 0;
 }
