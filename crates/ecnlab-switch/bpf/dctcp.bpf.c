@@ -27,13 +27,30 @@ typedef unsigned long long __u64;
 /* ---- The kernel's view, reduced to what DCTCP touches (offsets relocated by libbpf) ---- */
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+struct netns_ipv4 {
+	__u8 sysctl_tcp_slow_start_after_idle; /* net.ipv4.tcp_slow_start_after_idle */
+	int sysctl_tcp_reordering;             /* net.ipv4.tcp_reordering: the initial reordering degree */
+};
+
+struct net {
+	struct netns_ipv4 ipv4;
+};
+
+struct sock_common {
+	struct {
+		struct net *net;
+	} skc_net; /* the socket's network namespace */
+};
+
 struct sock {
+	struct sock_common __sk_common;
 	unsigned long sk_pacing_rate;     /* bytes/s: the rate TCP's pacing and TSQ use (written below) */
 	unsigned long sk_max_pacing_rate; /* bytes/s: SO_MAX_PACING_RATE, the cap of sk_pacing_rate */
 };
 
 struct inet_connection_sock {
 	__u8 icsk_ca_state : 5; /* TCP_CA_*: the kernel's congestion state (a bitfield: read with ca_state()) */
+	__u32 icsk_rto;         /* jiffies: the retransmission timeout */
 	struct {
 		__u8 pending; /* ICSK_ACK_* bits of the delayed-ACK machinery */
 	} icsk_ack;
@@ -55,6 +72,11 @@ struct tcp_sock {
 	__u32 retrans_out;  /* retransmitted segments not yet acknowledged */
 	__u32 prr_out;      /* segments sent since the current reduction began (RFC 6937's prr_out, kept by the kernel) */
 	__u32 srtt_us;      /* smoothed RTT, in microseconds << 3 */
+	__u32 high_seq;     /* SND.NXT when the current reduction (or loss recovery) began */
+	__u32 undo_marker;  /* nonzero while the current reduction may still be undone */
+	__u32 reordering;   /* the connection's measured reordering degree (segments) */
+	__u32 lsndtime;     /* jiffies: when data was last sent */
+	__u32 snd_cwnd_stamp; /* jiffies: when cwnd was last validated */
 };
 
 struct rate_sample {
@@ -98,9 +120,20 @@ struct tcp_congestion_ops {
 #define FIELD_BYTE_SIZE 1
 #define FIELD_LSHIFT_U64 4
 #define FIELD_RSHIFT_U64 5
+/* cong_control's flag bits (net/ipv4/tcp_input.c, kernel-internal, unchanged for years). */
+#define FLAG_DATA_ACKED 0x04       /* the ACK acknowledged new data */
+#define FLAG_SYN_ACKED 0x10        /* the ACK acknowledged our SYN */
+#define FLAG_DATA_SACKED 0x20      /* the ACK SACKed new data */
+#define FLAG_SND_UNA_ADVANCED 0x400 /* SND.UNA moved */
+#define FLAG_FORWARD_PROGRESS (FLAG_DATA_ACKED | FLAG_SYN_ACKED | FLAG_DATA_SACKED)
+#define CA_EVENT_TX_START 0 /* cwnd_event: the first transmission with nothing in flight */
+#define TCP_CA_OPEN 0
+#define TCP_CA_DISORDER 1
 
 /* bpf_tcp_send_ack(tp, rcv_nxt): send an ACK for everything before rcv_nxt now (helper 116). */
 static long (*bpf_tcp_send_ack)(void *tp, __u32 rcv_nxt) = (void *)116;
+/* bpf_jiffies64(): the kernel's jiffies counter (helper 118); TCP's timestamps above are its low 32 bits. */
+static __u64 (*bpf_jiffies64)(void) = (void *)118;
 
 /* The kernel's standard TCP window growth (slow start, then +1 MSS per RTT), RFC 8257 §3.4. */
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
@@ -126,7 +159,8 @@ struct dctcp {
 	__u32 ce_state;     /* receiver: DCTCP.CE, the CE bit of the last data packet (RFC 8257 §3.2) */
 	__u32 prior_rcv_nxt; /* receiver: RCV.NXT after the previous data packet */
 	__u32 prr_delivered; /* segments delivered since the current reduction began (RFC 6937's prr_delivered) */
-	__u32 cc_snd_una;    /* SND.UNA at the previous cong_control: did this ACK advance it? */
+	__u32 prr_high_seq;  /* high_seq of the reduction prr_delivered counts for */
+	__u32 init_cwnd;     /* segments: the initial window, the restart window after idle */
 };
 
 static __attribute__((always_inline)) struct tcp_sock *tcp(struct sock *sk)
@@ -186,27 +220,34 @@ static __attribute__((always_inline)) __u32 ca_state(struct sock *sk)
 
 /* Skipped hooks. On Linux 6.18 (the CI machine kind) the kernel now and then calls this algorithm's hooks without
  * running them: traced (docs/EMULATION.md), every such call came from a softirq that ran on top of one unrelated
- * task of the machine, and a skipped hook returns a stale stack word (2 165 326 096, a kernel text address) for a
- * value. Two of those values would steer the connection: a skipped ssthresh() leaves snd_ssthresh above
- * TCP_INFINITE_SSTHRESH, a skipped undo_cwnd() sets snd_cwnd to it. Neither is ever a value TCP means, so they
- * are recognized and replaced by what DCTCP would have answered. The window itself is this program's alone
- * (cong_control below): a skipped cong_control() leaves cwnd as it was for that ACK. */
+ * task of the machine, and a skipped hook returns a stale stack word for a value (2 165 326 096: the low 32 bits of
+ * a kernel text address, whose bit 31 is always set on x86-64). Two such values would steer the connection: a
+ * skipped ssthresh() leaves snd_ssthresh above TCP_INFINITE_SSTHRESH, a skipped undo_cwnd() sets snd_cwnd to it.
+ * Neither is ever a value TCP means, so they are recognized and replaced by what DCTCP would have answered. The
+ * per-ACK window is this program's alone (cong_control below): a skipped cong_control() leaves cwnd as it was for
+ * that ACK. */
 static __attribute__((always_inline)) void repair_skipped_hooks(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp(sk);
 	struct dctcp *ca = state(sk);
 
 	if (tp->snd_ssthresh > TCP_INFINITE_SSTHRESH) {
-		tp->snd_ssthresh = reduced(ca, tp->prior_cwnd); /* the reduction DCTCP makes from the window it began at */
-		ca->prr_delivered = 0;
+		/* The window when the reduction began is prior_cwnd (the kernel sets it before asking); a loss is
+		 * answered by halving (RFC 8257 §3.5), an ECN reduction by DCTCP's cut. */
+		if (ca_state(sk) >= TCP_CA_RECOVERY)
+			tp->snd_ssthresh = max_u32(tp->prior_cwnd >> 1, MIN_CWND);
+		else
+			tp->snd_ssthresh = reduced(ca, tp->prior_cwnd);
+		ca->loss_cwnd = tp->prior_cwnd;
 	}
 	if (tp->snd_cwnd > TCP_INFINITE_SSTHRESH)
-		tp->snd_cwnd = max_u32(ca->loss_cwnd, MIN_CWND); /* undo returns to the window before the reduction */
+		tp->snd_cwnd = max_u32(tp->prior_cwnd, MIN_CWND); /* an undo returns to the window before the reduction */
 }
 
 /* sk_pacing_rate as the kernel sets it for an algorithm without its own cong_control (tcp_update_pacing_rate):
  * cwnd·MSS/SRTT times 2 in slow start (cwnd below half of ssthresh) or 1.2 after, capped by SO_MAX_PACING_RATE.
- * Pacing binds only where a socket asked for it (a workload's `rate`); TCP's small-queue limit reads it too. */
+ * Pacing binds where a socket asked for it (a workload's `rate`; the hosts have no fq qdisc, which would pace
+ * every socket); TCP's small-queue limit and segment autosizing read it too. */
 static __attribute__((always_inline)) void update_pacing_rate(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp(sk);
@@ -241,7 +282,8 @@ int ecnlab_dctcp_init(__u64 *ctx)
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
 	ca->prr_delivered = 0;
-	ca->cc_snd_una = tp->snd_una;
+	ca->prr_high_seq = tp->high_seq;
+	ca->init_cwnd = tp->snd_cwnd; /* the kernel sets the initial window just before */
 	return 0;
 }
 
@@ -291,7 +333,6 @@ __u32 ecnlab_dctcp_ssthresh(__u64 *ctx)
 	struct dctcp *ca = state(sk);
 
 	ca->loss_cwnd = tp->snd_cwnd;
-	ca->prr_delivered = 0; /* a reduction begins (the kernel has just reset prr_out) */
 	return reduced(ca, tp->snd_cwnd);
 }
 
@@ -304,19 +345,58 @@ static __attribute__((always_inline)) void react_to_loss(struct sock *sk)
 	tp->snd_ssthresh = max_u32(tp->prior_cwnd >> 1, MIN_CWND);
 }
 
-/* Fast recovery entered from Open or Disorder: the kernel called ssthresh() just before (a recovery entered
- * during an ECN reduction keeps that reduction: one reduction per window). */
+/* State changes. The kernel calls this before it stores the new state, so ca_state() is still the old one.
+ * - Fast recovery entered from Open or Disorder: the kernel called ssthresh() just before (a recovery entered
+ *   during an ECN reduction keeps that reduction: one reduction per window).
+ * - A reduction ends (CWR or a recovery not undone, back to Open or Disorder): cwnd = ssthresh, the reduction's
+ *   target, which the kernel sets itself only for algorithms without cong_control (tcp_end_cwnd_reduction). This
+ *   is also where a tail-loss probe's reduction (begun and ended on one ACK) takes effect. */
 SEC("struct_ops/ecnlab_dctcp_set_state")
 int ecnlab_dctcp_set_state(__u64 *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
 	__u8 new_state = (__u8)ctx[1];
+	struct tcp_sock *tp = tcp(sk);
 	struct dctcp *ca = state(sk);
+	__u32 old_state = ca_state(sk);
 
-	if (new_state == TCP_CA_RECOVERY && ca->ca_state < TCP_CA_CWR)
+	if (new_state == TCP_CA_RECOVERY && old_state < TCP_CA_CWR)
 		react_to_loss(sk);
+	if ((new_state == TCP_CA_OPEN || new_state == TCP_CA_DISORDER) &&
+	    (old_state == TCP_CA_CWR || (old_state == TCP_CA_RECOVERY && tp->undo_marker)) &&
+	    tp->snd_ssthresh < TCP_INFINITE_SSTHRESH)
+		tp->snd_cwnd = max_u32(tp->snd_ssthresh, MIN_CWND);
 	ca->ca_state = new_state;
 	return 0;
+}
+
+/* Restart after idle (RFC 5681 §4.1, RFC 2861), as the kernel does it for algorithms without cong_control
+ * (tcp_cwnd_restart) when net.ipv4.tcp_slow_start_after_idle is set: on the first transmission after more than an
+ * RTO without any, ssthresh keeps at least 3/4 of cwnd, and cwnd halves for every RTO of idleness, down to the
+ * initial window. lsndtime is still the previous transmission's time here. */
+static __attribute__((always_inline)) void restart_after_idle(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp(sk);
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct dctcp *ca = state(sk);
+	__u32 now = (__u32)bpf_jiffies64();
+	int idle = (int)(now - tp->lsndtime);
+	__u32 rto = icsk->icsk_rto;
+	__u32 cwnd = tp->snd_cwnd;
+	__u32 restart = ca->init_cwnd < cwnd ? ca->init_cwnd : cwnd;
+	int i;
+
+	if (!sk->__sk_common.skc_net.net->ipv4.sysctl_tcp_slow_start_after_idle || rto == 0 || idle <= (int)rto)
+		return;
+	tp->snd_ssthresh = max_u32(tp->snd_ssthresh, (cwnd >> 1) + (cwnd >> 2));
+	for (i = 0; i < 32; i++) { /* bounded for the verifier: 32 halvings empty any window */
+		idle -= (int)rto;
+		if (idle <= 0 || cwnd <= restart)
+			break;
+		cwnd >>= 1;
+	}
+	tp->snd_cwnd = max_u32(cwnd, restart);
+	tp->snd_cwnd_stamp = now;
 }
 
 /* The receiver's CE state machine, RFC 8257 §3.2 (the paper's Figure 10): ECE on an ACK says exactly whether
@@ -357,7 +437,9 @@ int ecnlab_dctcp_cwnd_event(__u64 *ctx)
 	struct sock *sk = (struct sock *)ctx[0];
 	int ev = (int)ctx[1];
 
-	if (ev == CA_EVENT_ECN_IS_CE)
+	if (ev == CA_EVENT_TX_START)
+		restart_after_idle(sk);
+	else if (ev == CA_EVENT_ECN_IS_CE)
 		receiver_ce(sk, 1);
 	else if (ev == CA_EVENT_ECN_NO_CE)
 		receiver_ce(sk, 0);
@@ -386,13 +468,14 @@ static __attribute__((always_inline)) int max_int(int a, int b)
 	return a > b ? a : b;
 }
 
-/* Proportional rate reduction, RFC 6937 §3 (PRR-SSRB), as Linux runs it for every algorithm without its own
- * cong_control, so that the window falls to ssthresh over the round trip the reduction lasts rather than at once:
- * while more than ssthresh segments are in flight (RFC 6675's pipe), send ssthresh/RecoverFS of what is delivered
- * (RecoverFS: the window when the reduction began, prior_cwnd); below it, catch up by what is delivered, plus one
- * segment when the ACK advanced SND.UNA and marked nothing lost, never beyond ssthresh. The first ACK of a
- * reduction always lets one segment go (the fast retransmit after a loss). */
-static __attribute__((always_inline)) void prr(struct sock *sk, const struct rate_sample *rs, int una_advanced)
+/* Proportional rate reduction (RFC 6937 §3), as Linux implements it for every algorithm without a cong_control of
+ * its own, so that the window falls to ssthresh over the round trip the reduction lasts rather than at once: while
+ * more than ssthresh segments are in flight (RFC 6675's pipe), send ssthresh/RecoverFS of what is delivered (Linux
+ * takes RecoverFS to be the window when the reduction began, prior_cwnd); below it, catch up by what is delivered,
+ * plus one segment when the ACK advanced SND.UNA and marked nothing lost (Linux's condition on RFC 6937's
+ * slow-start reduction bound), never beyond ssthresh. Until something has been sent in the reduction, each ACK
+ * lets one segment go (the fast retransmit after a loss). */
+static __attribute__((always_inline)) void prr(struct sock *sk, const struct rate_sample *rs, int flag)
 {
 	struct tcp_sock *tp = tcp(sk);
 	struct dctcp *ca = state(sk);
@@ -404,6 +487,11 @@ static __attribute__((always_inline)) void prr(struct sock *sk, const struct rat
 
 	if (delivered == 0 || tp->prior_cwnd == 0)
 		return;
+	if (tp->high_seq != ca->prr_high_seq) {
+		/* A reduction began since the last count (the kernel sets high_seq and resets prr_out then). */
+		ca->prr_high_seq = tp->high_seq;
+		ca->prr_delivered = 0;
+	}
 	ca->prr_delivered += delivered;
 	if (room < 0) {
 		__u64 share = ((__u64)tp->snd_ssthresh * ca->prr_delivered + tp->prior_cwnd - 1) / tp->prior_cwnd;
@@ -411,7 +499,7 @@ static __attribute__((always_inline)) void prr(struct sock *sk, const struct rat
 		sndcnt = (int)share - prr_out;
 	} else {
 		sndcnt = max_int((int)ca->prr_delivered - prr_out, (int)delivered);
-		if (una_advanced && rs->losses == 0)
+		if ((flag & FLAG_SND_UNA_ADVANCED) && rs->losses == 0)
 			sndcnt++;
 		sndcnt = min_int(room, sndcnt);
 	}
@@ -419,28 +507,29 @@ static __attribute__((always_inline)) void prr(struct sock *sk, const struct rat
 	tp->snd_cwnd = (__u32)max_int(pipe + sndcnt, 1);
 }
 
-/* The window, on every ACK: the kernel runs no window code of its own for an algorithm with cong_control, so a
- * hook it skips cannot move cwnd. This is the kernel's own path for algorithms without one, kept here: during a
- * reduction (CWR after ECE, fast recovery after loss) proportional rate reduction brings cwnd to ssthresh
- * (RFC 8257 §3.3's cwnd·(1 − α/2), the kernel setting cwnd = ssthresh when the reduction ends); otherwise growth
- * is standard TCP's on ACKs that advance SND.UNA (RFC 8257 §3.4; RFC 5681 §3.1): the kernel's slow start and
- * congestion avoidance, tcp_reno_cong_avoid. */
+/* The window, on every ACK: the kernel runs no per-ACK window code of its own for an algorithm with cong_control,
+ * so a hook it skips cannot move cwnd. This is the kernel's own per-ACK path, kept here: during a reduction (CWR
+ * after ECE, fast recovery after loss) proportional rate reduction brings cwnd towards ssthresh (RFC 8257 §3.3's
+ * cwnd·(1 − α/2)); otherwise standard TCP growth (RFC 8257 §3.4; RFC 5681 §3.1, the kernel's slow start and
+ * congestion avoidance, tcp_reno_cong_avoid) on ACKs of new data, or of any forward progress where the connection
+ * has seen more reordering than net.ipv4.tcp_reordering (the kernel's tcp_may_raise_cwnd). */
 SEC("struct_ops/ecnlab_dctcp_cong_control")
 int ecnlab_dctcp_cong_control(__u64 *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
 	__u32 ack = (__u32)ctx[1];
+	int flag = (int)ctx[2];
 	const struct rate_sample *rs = (const struct rate_sample *)ctx[3];
 	struct tcp_sock *tp = tcp(sk);
-	struct dctcp *ca = state(sk);
 	__u32 st = ca_state(sk);
-	int una_advanced = tp->snd_una != ca->cc_snd_una;
+	int grows = (int)tp->reordering > sk->__sk_common.skc_net.net->ipv4.sysctl_tcp_reordering
+			    ? flag & FLAG_FORWARD_PROGRESS
+			    : flag & FLAG_DATA_ACKED;
 
-	ca->cc_snd_una = tp->snd_una;
 	repair_skipped_hooks(sk);
 	if (st == TCP_CA_CWR || st == TCP_CA_RECOVERY)
-		prr(sk, rs, una_advanced);
-	else if (una_advanced)
+		prr(sk, rs, flag);
+	else if (grows)
 		tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
 	update_pacing_rate(sk);
 	return 0;
