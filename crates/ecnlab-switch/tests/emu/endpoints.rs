@@ -463,3 +463,84 @@ fn selecting_an_unregistered_algorithm_is_refused_before_the_kernel_sees_it() {
     assert!(e.contains("`no_such_cc` is not registered"), "{e}");
     assert!(sock.contains("`no_such_cc` is not registered"), "{sock}");
 }
+
+/// What the kernel reports of a socket (`TCP_INFO`).
+fn tcp_info_of(s: &std::net::TcpStream) -> libc::tcp_info {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a tcp_info filled by the kernel up to `len` bytes; the rest stays zeroed.
+    unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        );
+        assert_eq!(rc, 0, "TCP_INFO");
+        info
+    }
+}
+
+/// One DCTCP connection over loopback in a fresh namespace: a 4 MB transfer opens its window, the connection then
+/// idles `idle`, and one more write starts it again. Returns cwnd (segments) after the transfer and after the
+/// restart, and the RTO (us) before the idle, with `net.ipv4.tcp_slow_start_after_idle` set to `restart`.
+fn dctcp_window_across_idle(d: &Dctcp, restart: bool, idle: Duration) -> Option<(u32, u32, u32)> {
+    use std::io::{Read, Write};
+    let d = d.clone();
+    in_private_netns(move || {
+        std::fs::write("/proc/sys/net/ipv4/tcp_slow_start_after_idle", if restart { "1" } else { "0" }).unwrap();
+        let _default = DefaultCc::dctcp(&d).expect("select");
+        let listener = std::net::TcpListener::bind((LO, 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 1 << 16];
+            let mut total = 0usize;
+            while total < 4_000_001 {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "early end");
+                total += n;
+            }
+        });
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        s.write_all(&vec![7u8; 4_000_000]).unwrap();
+        // Wait until everything is acknowledged: nothing in flight, so the next write starts from idle.
+        let t0 = std::time::Instant::now();
+        while tcp_info_of(&s).tcpi_unacked > 0 && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let info = tcp_info_of(&s);
+        std::thread::sleep(idle);
+        s.write_all(&[1u8]).unwrap();
+        let after = tcp_info_of(&s).tcpi_snd_cwnd;
+        reader.join().unwrap();
+        (info.tcpi_snd_cwnd, after, info.tcpi_rto)
+    })
+}
+
+/// RFC 5681 §4.1 (restart window): a connection idle for longer than its RTO starts again from a smaller window
+/// when the host asks for it (`net.ipv4.tcp_slow_start_after_idle`), and keeps its window when it does not. With
+/// `cong_control` the kernel leaves this to the algorithm, so ecnlab's DCTCP does it as the kernel's own
+/// tcp_cwnd_restart does (RFC 2861's decay): cwnd halves for each RTO the connection idled beyond the first, never
+/// below the initial window of 10.
+#[test]
+fn dctcp_restarts_with_a_window_halved_per_idle_rto_only_when_asked() {
+    let _one = DCTCP_TESTS.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(d) = dctcp_or_skip() else { return };
+    // Linux's RTO is at least 200 ms; 1.5 s is several of them on loopback (RTT of microseconds).
+    let idle = Duration::from_millis(1500);
+    let Some((before, after, rto_us)) = dctcp_window_across_idle(&d, true, idle) else { return };
+    assert!(before > 10, "the transfer opened the window beyond the initial 10: {before}");
+    // k RTOs fit in the idle time; the first only makes it idle, each further one halves (jiffies: k - 1 to k).
+    let k = (idle.as_micros() as u32 / rto_us).max(1);
+    let (low, high) = ((before >> k).max(10), (before >> (k - 1)).max(10));
+    assert!(
+        (low..=high).contains(&after),
+        "restart after idle: cwnd {before} -> {after}, expected {low}..={high} (RTO {rto_us} us, {k} RTOs idle)"
+    );
+    let Some((before, after, _)) = dctcp_window_across_idle(&d, false, idle) else { return };
+    assert!(before > 10 && after >= before, "no restart when not asked: cwnd {before} -> {after}");
+}
