@@ -155,7 +155,6 @@ struct dctcp {
 	__u32 bytes_marked; /* DCTCP.BytesMarked: the part acknowledged by ACKs with ECE */
 	__u32 prior_snd_una; /* SND.UNA at the previous ACK: this ACK acknowledged snd_una - prior_snd_una */
 	__u32 loss_cwnd;    /* cwnd before the latest reduction, for undo */
-	__u32 ca_state;     /* the kernel's congestion state as last reported through set_state */
 	__u32 ce_state;     /* receiver: DCTCP.CE, the CE bit of the last data packet (RFC 8257 §3.2) */
 	__u32 prior_rcv_nxt; /* receiver: RCV.NXT after the previous data packet */
 	__u32 prr_delivered; /* segments delivered since the current reduction began (RFC 6937's prr_delivered) */
@@ -278,7 +277,6 @@ int ecnlab_dctcp_init(__u64 *ctx)
 	ca->bytes_marked = 0;
 	ca->prior_snd_una = tp->snd_una;
 	ca->loss_cwnd = 0;
-	ca->ca_state = 0;
 	ca->ce_state = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
 	ca->prr_delivered = 0;
@@ -357,7 +355,6 @@ int ecnlab_dctcp_set_state(__u64 *ctx)
 	struct sock *sk = (struct sock *)ctx[0];
 	__u8 new_state = (__u8)ctx[1];
 	struct tcp_sock *tp = tcp(sk);
-	struct dctcp *ca = state(sk);
 	__u32 old_state = ca_state(sk);
 
 	if (new_state == TCP_CA_RECOVERY && old_state < TCP_CA_CWR)
@@ -366,7 +363,6 @@ int ecnlab_dctcp_set_state(__u64 *ctx)
 	    (old_state == TCP_CA_CWR || (old_state == TCP_CA_RECOVERY && tp->undo_marker)) &&
 	    tp->snd_ssthresh < TCP_INFINITE_SSTHRESH)
 		tp->snd_cwnd = max_u32(tp->snd_ssthresh, MIN_CWND);
-	ca->ca_state = new_state;
 	return 0;
 }
 

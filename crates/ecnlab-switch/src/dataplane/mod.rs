@@ -724,8 +724,12 @@ impl Engine {
         o.sojourn.add((t.0 - self.frames.offered[d.id.0 as usize].0) / 1000, 1);
         // Due when its last bit reaches the far end: its host, or the next switch, where it arrives then.
         o.line.push_back(InFlight { due: d.arrives, id: d.id, tag: back_to_back as u32 });
-        // An ACK's sample is taken when it reaches the data's sender (its last bit, in virtual time).
-        if let Some(t) = frame::tcp_v4(self.frames.frame(d.id)).filter(|t| to_host && t.has_ack) {
+        // An ACK's sample is taken when it reaches the data's sender (its last bit, in virtual time): at the
+        // port toward a host, so a frame crossing an inter-switch port is not parsed for it there.
+        if !to_host {
+            return;
+        }
+        if let Some(t) = frame::tcp_v4(self.frames.frame(d.id)).filter(|t| t.has_ack) {
             self.rtt.acked(&TcpSegment::reverse(&t.key), t.ack, d.arrives);
         }
     }
